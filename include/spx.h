@@ -1,0 +1,462 @@
+/*
+ * spx: sparse matrix kernels for NVIDIA GPUs, with a CPU backend.
+ *
+ * One header, C11. Conventions:
+ *   - Every fallible call returns spx_status; SPX_OK is 0. On error, a message
+ *     naming the offending value is available from spx_last_error(ctx), and
+ *     outputs are left untouched (functions returning a new object set *out
+ *     only on success).
+ *   - Nothing aborts or exits the process.
+ *   - Options structs are zero-initialised for defaults: `spx_read_options o = {0};`
+ *   - Sizes and indices in the API are int64_t; matrices store int32 or int64
+ *     indices (spx_index_type).
+ *   - A context is not safe for concurrent use from several threads; use one
+ *     context per thread. Matrices are immutable once created and may be shared.
+ */
+#ifndef SPX_H
+#define SPX_H
+
+#include <stddef.h>
+#include <stdint.h>
+
+#ifdef __cplusplus
+extern "C" {
+#endif
+
+#if defined(_WIN32) && defined(SPX_SHARED_BUILD)
+#define SPX_API __declspec(dllexport)
+#elif defined(__GNUC__)
+#define SPX_API __attribute__((visibility("default")))
+#else
+#define SPX_API
+#endif
+
+#define SPX_VERSION_MAJOR 0
+#define SPX_VERSION_MINOR 1
+#define SPX_VERSION_PATCH 0
+
+/* ------------------------------------------------------------------------ */
+/* Status codes                                                              */
+/* ------------------------------------------------------------------------ */
+
+typedef enum spx_status {
+    SPX_OK = 0,
+    SPX_ERR_INVALID_ARGUMENT = 1, /* null pointer, negative size, bad enum value */
+    SPX_ERR_OUT_OF_MEMORY = 2,    /* host or device allocation failed */
+    SPX_ERR_IO = 3,               /* file could not be opened, read or written */
+    SPX_ERR_PARSE = 4,            /* malformed file content (message names line) */
+    SPX_ERR_INVALID_MATRIX = 5,   /* structure breaks the format's invariants */
+    SPX_ERR_SHAPE = 6,            /* operand dimensions do not match */
+    SPX_ERR_UNSUPPORTED = 7,      /* valid request this backend/dtype/format does not do */
+    SPX_ERR_OVERFLOW = 8,         /* a count, index or value does not fit its type */
+    SPX_ERR_BACKEND = 9,          /* CUDA runtime/driver error (message has its text) */
+    SPX_ERR_NO_DEVICE = 10,       /* CUDA backend requested but not built or no GPU */
+    SPX_ERR_CORRUPT = 11,         /* binary file failed its checksum or version check */
+    SPX_ERR_INTERNAL = 12         /* a bug in spx: please report it */
+} spx_status;
+
+/* Static name of a status ("SPX_ERR_PARSE"); never NULL. */
+SPX_API const char *spx_status_name(spx_status s);
+
+/* ------------------------------------------------------------------------ */
+/* Element, index and storage types                                          */
+/* ------------------------------------------------------------------------ */
+
+/* Value types. SPX_DTYPE_DEFAULT (0) means "choose for me" in option structs. */
+typedef enum spx_dtype {
+    SPX_DTYPE_DEFAULT = 0,
+    SPX_F32 = 1,
+    SPX_F64 = 2,
+    SPX_F16 = 3,     /* IEEE binary16, stored as uint16_t */
+    SPX_BF16 = 4,    /* bfloat16, stored as uint16_t */
+    SPX_I32 = 5,
+    SPX_I64 = 6,
+    SPX_BOOL = 7,    /* one byte per value, 0 or 1 */
+    SPX_C64 = 8,     /* complex: two floats (re, im) */
+    SPX_C128 = 9,    /* complex: two doubles (re, im) */
+    SPX_PATTERN = 10 /* no value array; every stored entry has value 1 */
+} spx_dtype;
+
+typedef enum spx_index_type {
+    SPX_INDEX_DEFAULT = 0, /* int32 when every count fits, else int64 */
+    SPX_INDEX_I32 = 1,
+    SPX_INDEX_I64 = 2
+} spx_index_type;
+
+typedef enum spx_format {
+    SPX_FORMAT_DEFAULT = 0, /* CSR where a format is to be chosen */
+    SPX_COO = 1,  /* coordinate; may be unsorted and hold duplicates */
+    SPX_CSR = 2,  /* compressed rows; columns sorted and unique within each row */
+    SPX_CSC = 3,  /* compressed columns; rows sorted and unique within each column */
+    SPX_BSR = 4,  /* block CSR, any block shape r x c, blocks row-major, edge blocks padded */
+    SPX_SELL = 5  /* SELL-C-sigma: slices of C rows, rows sorted by length within sigma windows */
+} spx_format;
+
+typedef enum spx_memory {
+    SPX_MEM_HOST = 0,
+    SPX_MEM_DEVICE = 1 /* CUDA device memory of the context's device */
+} spx_memory;
+
+typedef enum spx_layout {
+    SPX_ROW_MAJOR = 0,
+    SPX_COL_MAJOR = 1
+} spx_layout;
+
+typedef enum spx_op {
+    SPX_OP_NONE = 0,
+    SPX_OP_TRANSPOSE = 1
+} spx_op;
+
+/* Size in bytes of one value (0 for SPX_PATTERN and SPX_DTYPE_DEFAULT). */
+SPX_API size_t spx_dtype_size(spx_dtype t);
+/* "f32", "f64", "f16", "bf16", "i32", "i64", "bool", "c64", "c128", "pattern". */
+SPX_API const char *spx_dtype_name(spx_dtype t);
+/* "coo", "csr", "csc", "bsr", "sell". */
+SPX_API const char *spx_format_name(spx_format f);
+/* Parse the names above (case-insensitive); SPX_ERR_INVALID_ARGUMENT if unknown. */
+SPX_API spx_status spx_dtype_from_name(const char *name, spx_dtype *out);
+SPX_API spx_status spx_format_from_name(const char *name, spx_format *out);
+
+/* ------------------------------------------------------------------------ */
+/* Context                                                                   */
+/* ------------------------------------------------------------------------ */
+
+typedef struct spx_ctx spx_ctx;
+
+typedef enum spx_backend {
+    SPX_BACKEND_AUTO = 0, /* CUDA if built and a device is present, else CPU */
+    SPX_BACKEND_REF = 1,  /* serial, float64 accumulation: the oracle */
+    SPX_BACKEND_CPU = 2,  /* OpenMP */
+    SPX_BACKEND_CUDA = 3
+} spx_backend;
+
+typedef enum spx_log_level {
+    SPX_LOG_QUIET = 0,
+    SPX_LOG_ERROR = 1,
+    SPX_LOG_WARN = 2,
+    SPX_LOG_INFO = 3,
+    SPX_LOG_DEBUG = 4
+} spx_log_level;
+
+/* Create a context on SPX_BACKEND_AUTO. The environment variables SPX_BACKEND
+ * (ref|cpu|cuda|auto) and SPX_LOG_LEVEL (0-4) override the defaults. */
+SPX_API spx_status spx_ctx_create(spx_ctx **out);
+SPX_API void spx_ctx_destroy(spx_ctx *ctx);
+
+/* Select a backend. SPX_ERR_NO_DEVICE if CUDA is asked for and not available;
+ * the context keeps its previous backend then. */
+SPX_API spx_status spx_ctx_set_backend(spx_ctx *ctx, spx_backend b);
+SPX_API spx_backend spx_ctx_backend(const spx_ctx *ctx);
+SPX_API const char *spx_backend_name(spx_backend b);
+SPX_API spx_status spx_backend_from_name(const char *name, spx_backend *out);
+/* Nonzero if backend b can be selected in this process (CUDA: built and a device present). */
+SPX_API int spx_backend_available(spx_backend b);
+
+/* Message for the last error raised on ctx ("" if none). Valid until the next call on ctx. */
+SPX_API const char *spx_last_error(const spx_ctx *ctx);
+SPX_API spx_status spx_last_status(const spx_ctx *ctx);
+SPX_API void spx_clear_error(spx_ctx *ctx);
+
+SPX_API void spx_ctx_set_log_level(spx_ctx *ctx, spx_log_level level);
+/* Threads used by the CPU backend and by conversions (0 = OpenMP default). */
+SPX_API void spx_ctx_set_num_threads(spx_ctx *ctx, int n);
+/* Deterministic mode: results are bit-identical from run to run (no float
+ * atomics in reductions). Default off. */
+SPX_API void spx_ctx_set_deterministic(spx_ctx *ctx, int on);
+/* Validate matrices (spx_matrix_check) the first time an operation sees them.
+ * Default on; turn off only for matrices you have checked yourself. */
+SPX_API void spx_ctx_set_validation(spx_ctx *ctx, int on);
+/* Progress messages on stderr for long work. Default: on when stderr is a terminal. */
+SPX_API void spx_ctx_set_progress(spx_ctx *ctx, int on);
+
+/* ------------------------------------------------------------------------ */
+/* Sparse matrices                                                           */
+/* ------------------------------------------------------------------------ */
+
+typedef struct spx_matrix spx_matrix;
+
+/* What a matrix is. nnz counts stored scalar entries: for BSR, every slot of
+ * every stored block (nblocks * block_rows * block_cols); for SELL, the real
+ * entries (padding excluded, see sell_slots). */
+typedef struct spx_matrix_info {
+    spx_format format;
+    spx_index_type index_type;
+    spx_dtype dtype;
+    spx_memory memory;
+    int64_t rows, cols, nnz;
+    int64_t block_rows, block_cols, nblocks;     /* BSR */
+    int64_t sell_c, sell_sigma, nslices, sell_slots; /* SELL */
+    int owns_data; /* 1 if spx frees the arrays with the matrix */
+} spx_matrix_info;
+
+/* The arrays of a matrix. Unused members are NULL. Per format:
+ *  COO : row_indices[nnz], indices[nnz] (columns), values[nnz]
+ *  CSR : offsets[rows+1], indices[nnz] (columns), values[nnz]
+ *  CSC : offsets[cols+1], indices[nnz] (rows), values[nnz]
+ *  BSR : offsets[brows+1], indices[nblocks] (block columns),
+ *        values[nblocks*br*bc] (each block row-major); brows = ceil(rows/br).
+ *        Slots of edge blocks outside the matrix hold zero.
+ *  SELL: offsets[nslices+1] (start slot of each slice), indices[sell_slots]
+ *        (column of each slot, -1 for padding), values[sell_slots],
+ *        perm[nslices*C] (perm[p] = original row of the row stored at
+ *        position p, or -1 for positions past the last row),
+ *        row_lengths[nslices*C] (real entries of the row at position p).
+ *        Slice s of width w = (offsets[s+1]-offsets[s])/C stores slot k of
+ *        its local row r at offsets[s] + k*C + r (column-major within the slice).
+ * values is NULL for SPX_PATTERN. */
+typedef struct spx_matrix_arrays {
+    void *offsets;
+    void *indices;
+    void *row_indices;
+    void *values;
+    void *perm;
+    void *row_lengths;
+} spx_matrix_arrays;
+
+SPX_API void spx_matrix_destroy(spx_matrix *A);
+SPX_API spx_status spx_matrix_info_get(const spx_matrix *A, spx_matrix_info *out);
+SPX_API spx_status spx_matrix_arrays_get(const spx_matrix *A, spx_matrix_arrays *out);
+
+/* Owning matrices with uninitialised host arrays of the right sizes, to be
+ * filled through spx_matrix_arrays_get. itype SPX_INDEX_DEFAULT picks by size. */
+SPX_API spx_status spx_matrix_create_coo(spx_ctx *ctx, int64_t rows, int64_t cols, int64_t nnz,
+                                         spx_index_type itype, spx_dtype dtype, spx_matrix **out);
+SPX_API spx_status spx_matrix_create_csr(spx_ctx *ctx, int64_t rows, int64_t cols, int64_t nnz,
+                                         spx_index_type itype, spx_dtype dtype, spx_matrix **out);
+SPX_API spx_status spx_matrix_create_csc(spx_ctx *ctx, int64_t rows, int64_t cols, int64_t nnz,
+                                         spx_index_type itype, spx_dtype dtype, spx_matrix **out);
+
+/* Zero-copy wrappers over caller buffers (host or device memory). The caller
+ * keeps ownership and must keep the buffers alive while the matrix exists. If
+ * the caller changes the buffers' contents afterwards it must call
+ * spx_matrix_touch so that cached checks and plans are dropped.
+ * Wrapping does not validate; operations validate on first use (see
+ * spx_ctx_set_validation) and spx_matrix_check can be called at any time. */
+SPX_API spx_status spx_matrix_wrap_coo(spx_ctx *ctx, int64_t rows, int64_t cols, int64_t nnz,
+                                       void *row_indices, void *col_indices, void *values,
+                                       spx_index_type itype, spx_dtype dtype, spx_memory mem,
+                                       spx_matrix **out);
+SPX_API spx_status spx_matrix_wrap_csr(spx_ctx *ctx, int64_t rows, int64_t cols, int64_t nnz,
+                                       void *row_offsets, void *col_indices, void *values,
+                                       spx_index_type itype, spx_dtype dtype, spx_memory mem,
+                                       spx_matrix **out);
+SPX_API spx_status spx_matrix_wrap_csc(spx_ctx *ctx, int64_t rows, int64_t cols, int64_t nnz,
+                                       void *col_offsets, void *row_indices, void *values,
+                                       spx_index_type itype, spx_dtype dtype, spx_memory mem,
+                                       spx_matrix **out);
+SPX_API spx_status spx_matrix_wrap_bsr(spx_ctx *ctx, int64_t rows, int64_t cols,
+                                       int64_t block_rows, int64_t block_cols, int64_t nblocks,
+                                       void *block_row_offsets, void *block_col_indices,
+                                       void *values, spx_index_type itype, spx_dtype dtype,
+                                       spx_memory mem, spx_matrix **out);
+SPX_API spx_status spx_matrix_wrap_sell(spx_ctx *ctx, int64_t rows, int64_t cols,
+                                        int64_t slice_c, int64_t sigma, int64_t nslices,
+                                        void *slice_offsets, void *col_indices, void *values,
+                                        void *perm, void *row_lengths, spx_index_type itype,
+                                        spx_dtype dtype, spx_memory mem, spx_matrix **out);
+
+/* Tell spx that a wrapped matrix's buffers changed (drops cached checks/plans). */
+SPX_API void spx_matrix_touch(spx_matrix *A);
+
+/* Deep copy into spx-owned host memory. */
+SPX_API spx_status spx_matrix_copy(spx_ctx *ctx, const spx_matrix *A, spx_matrix **out);
+
+/* Validate structure: offsets start at 0, are monotone and end at nnz; indices
+ * in range; CSR/CSC sorted and without duplicates; BSR/SELL shape rules; SELL
+ * perm a permutation that only moves rows within their sigma window.
+ * SPX_ERR_INVALID_MATRIX with the first violation named (row, entry, value). */
+SPX_API spx_status spx_matrix_check(spx_ctx *ctx, const spx_matrix *A);
+
+/* Duplicate policy for COO -> compressed conversion and canonicalisation. */
+typedef enum spx_dup_policy {
+    SPX_DUP_SUM = 0,   /* default */
+    SPX_DUP_MIN = 1,
+    SPX_DUP_MAX = 2,
+    SPX_DUP_LAST = 3,  /* keep the entry that came last in storage order */
+    SPX_DUP_ERROR = 4  /* duplicates are an SPX_ERR_INVALID_MATRIX */
+} spx_dup_policy;
+
+/* Parameters of the target format; zero members take defaults. */
+typedef struct spx_format_params {
+    int64_t block_rows, block_cols; /* BSR block shape; default 4 x 4 */
+    int64_t sell_c, sell_sigma;     /* SELL slice height (default 32) and sort window (default 256) */
+    spx_dup_policy dup;             /* how COO duplicates are combined (default sum) */
+} spx_format_params;
+
+/* Convert between formats (any pair; the result is a new owning host matrix,
+ * same index and value types). COO results are sorted by (row, column) and
+ * without duplicates. CSR -> BSR pads edge blocks with zeros; BSR -> CSR keeps
+ * the explicit zeros stored inside blocks except in padding outside the matrix.
+ * params may be NULL. */
+SPX_API spx_status spx_matrix_convert(spx_ctx *ctx, const spx_matrix *A, spx_format to,
+                                      const spx_format_params *params, spx_matrix **out);
+/* Change value and/or index type (SPX_DTYPE_DEFAULT / SPX_INDEX_DEFAULT keep
+ * the current one). Narrowing indices that do not fit is SPX_ERR_OVERFLOW;
+ * complex to real is SPX_ERR_UNSUPPORTED; values out of range of an integer
+ * target are SPX_ERR_OVERFLOW; float narrowing rounds to nearest. */
+SPX_API spx_status spx_matrix_astype(spx_ctx *ctx, const spx_matrix *A, spx_dtype dtype,
+                                     spx_index_type itype, spx_matrix **out);
+/* A^T in the same format (for BSR, with transposed blocks; for SELL, rebuilt). */
+SPX_API spx_status spx_matrix_transpose(spx_ctx *ctx, const spx_matrix *A, spx_matrix **out);
+/* Sort and combine duplicates (COO; for other formats returns a sorted copy).
+ * dup decides how duplicates combine. */
+SPX_API spx_status spx_matrix_canonicalize(spx_ctx *ctx, const spx_matrix *A, spx_dup_policy dup,
+                                           spx_matrix **out);
+
+/* Dense operands and results. data points to host or device memory as mem says.
+ * Element (i, j) is data[i*ld + j] (row-major) or data[j*ld + i] (column-major). */
+typedef struct spx_dense {
+    void *data;
+    int64_t rows, cols, ld;
+    spx_dtype dtype;
+    spx_layout layout;
+    spx_memory memory;
+} spx_dense;
+
+static inline spx_dense spx_dense_make(void *data, int64_t rows, int64_t cols, int64_t ld,
+                                       spx_dtype dtype, spx_layout layout, spx_memory mem)
+{
+    spx_dense d;
+    d.data = data; d.rows = rows; d.cols = cols; d.ld = ld;
+    d.dtype = dtype; d.layout = layout; d.memory = mem;
+    return d;
+}
+
+/* Allocate a host dense matrix with a tight leading dimension, zero-filled. */
+SPX_API spx_status spx_dense_alloc(spx_ctx *ctx, int64_t rows, int64_t cols, spx_dtype dtype,
+                                   spx_layout layout, spx_dense *out);
+/* Free what spx_dense_alloc or spx_dense_read allocated; sets d->data to NULL. */
+SPX_API void spx_dense_free(spx_dense *d);
+
+/* Build a sparse matrix from the entries of D whose magnitude is > drop_tol
+ * (0 keeps every nonzero). format SPX_FORMAT_DEFAULT gives CSR. */
+SPX_API spx_status spx_matrix_from_dense(spx_ctx *ctx, const spx_dense *D, double drop_tol,
+                                         spx_format format, const spx_format_params *params,
+                                         spx_index_type itype, spx_matrix **out);
+/* Write A into the caller's dense D (same shape; every element written:
+ * zeros, then entries, duplicates summed). D's dtype may differ from A's
+ * (real types only). */
+SPX_API spx_status spx_matrix_to_dense(spx_ctx *ctx, const spx_matrix *A, spx_dense *D);
+
+/* ------------------------------------------------------------------------ */
+/* Files                                                                     */
+/* ------------------------------------------------------------------------ */
+
+typedef struct spx_read_options {
+    spx_format format;        /* default CSR */
+    spx_dtype dtype;          /* default: from the file (real f64, integer i64,
+                                 complex c128, pattern pattern; .smtx f32) */
+    spx_index_type index_type;/* default: int32 if it fits */
+    spx_dup_policy dup;       /* duplicates in coordinate files: default sum */
+    uint64_t seed;            /* .smtx carries no values: uniform in [-1, 1) from this seed */
+} spx_read_options;
+
+/* Read .mtx (Matrix Market), .smtx (DLMC) or .spx (binary), by extension, or
+ * by content if the extension is unknown. opts may be NULL. Symmetric,
+ * skew-symmetric and hermitian files are expanded to full storage. Array
+ * (dense) Matrix Market files give the sparse matrix of their nonzeros. */
+SPX_API spx_status spx_matrix_read(spx_ctx *ctx, const char *path, const spx_read_options *opts,
+                                   spx_matrix **out);
+/* Read from memory (path-less; `name` is used in messages). kind: "mtx", "smtx" or "spx". */
+SPX_API spx_status spx_matrix_read_buffer(spx_ctx *ctx, const void *data, size_t size,
+                                          const char *kind, const char *name,
+                                          const spx_read_options *opts, spx_matrix **out);
+/* Write .mtx (coordinate, general, values printed to round-trip exactly) or
+ * .spx (binary, any format), by extension. */
+SPX_API spx_status spx_matrix_write(spx_ctx *ctx, const spx_matrix *A, const char *path);
+
+/* Dense Matrix Market array files. dtype SPX_DTYPE_DEFAULT reads as f64.
+ * The result is column-major as in the file unless layout says row-major. */
+SPX_API spx_status spx_dense_read(spx_ctx *ctx, const char *path, spx_dtype dtype,
+                                  spx_layout layout, spx_dense *out);
+SPX_API spx_status spx_dense_write(spx_ctx *ctx, const spx_dense *D, const char *path);
+
+/* ------------------------------------------------------------------------ */
+/* Statistics (the planner's analysis)                                        */
+/* ------------------------------------------------------------------------ */
+
+#define SPX_STATS_HIST_BINS 40
+
+typedef struct spx_matrix_stats {
+    int64_t rows, cols, nnz;
+    double density;
+    int64_t row_min, row_max;      /* entries per row */
+    double row_mean, row_median, row_std, row_cv; /* cv = std / mean (0 if mean is 0) */
+    int64_t empty_rows, empty_cols;
+    int64_t lower_bandwidth;       /* max(i - j) over entries, 0 if none below the diagonal */
+    int64_t upper_bandwidth;       /* max(j - i) over entries */
+    int64_t bandwidth;             /* lower + upper + 1 (0 for an empty matrix) */
+    int64_t diagonal_nnz;          /* entries with i == j */
+    /* row_hist[0]: empty rows; row_hist[b], b >= 1: rows with length in [2^(b-1), 2^b). */
+    int64_t row_hist[SPX_STATS_HIST_BINS];
+} spx_matrix_stats;
+
+SPX_API spx_status spx_matrix_stats_compute(spx_ctx *ctx, const spx_matrix *A,
+                                            spx_matrix_stats *out);
+
+/* ------------------------------------------------------------------------ */
+/* Generators (seeded, reproducible on every platform and thread count)       */
+/* ------------------------------------------------------------------------ */
+/* Values are uniform in [-1, 1) unless stated; dtype SPX_DTYPE_DEFAULT is f32.
+ * Results are CSR. */
+
+/* Exactly nnz_per_row distinct uniformly random columns in each row. */
+SPX_API spx_status spx_gen_uniform(spx_ctx *ctx, int64_t rows, int64_t cols, int64_t nnz_per_row,
+                                   uint64_t seed, spx_dtype dtype, spx_index_type itype,
+                                   spx_matrix **out);
+/* R-MAT power-law graph: 2^scale vertices, edge_factor * 2^scale edges drawn
+ * with quadrant probabilities a, b, c (d = 1 - a - b - c); duplicate edges
+ * combined (so nnz <= edges). a = b = c = 0 selects Graph500's 0.57/0.19/0.19. */
+SPX_API spx_status spx_gen_rmat(spx_ctx *ctx, int scale, int64_t edge_factor, double a, double b,
+                                double c, uint64_t seed, spx_dtype dtype, spx_index_type itype,
+                                spx_matrix **out);
+/* Finite-difference Laplacian on an n^dims grid (dims 1, 2 or 3): 2*dims on
+ * the diagonal, -1 for each neighbour. */
+SPX_API spx_status spx_gen_laplacian(spx_ctx *ctx, int dims, int64_t n, spx_dtype dtype,
+                                     spx_index_type itype, spx_matrix **out);
+/* Every entry with -lower <= j - i <= upper. */
+SPX_API spx_status spx_gen_banded(spx_ctx *ctx, int64_t rows, int64_t cols, int64_t lower,
+                                  int64_t upper, uint64_t seed, spx_dtype dtype,
+                                  spx_index_type itype, spx_matrix **out);
+/* Dense br x bc blocks; each block of the grid present with probability block_density. */
+SPX_API spx_status spx_gen_block_sparse(spx_ctx *ctx, int64_t rows, int64_t cols, int64_t br,
+                                        int64_t bc, double block_density, uint64_t seed,
+                                        spx_dtype dtype, spx_index_type itype, spx_matrix **out);
+/* Gaussian dense weights magnitude-pruned to the given sparsity (fraction of zeros). */
+SPX_API spx_status spx_gen_pruned(spx_ctx *ctx, int64_t rows, int64_t cols, double sparsity,
+                                  uint64_t seed, spx_dtype dtype, spx_index_type itype,
+                                  spx_matrix **out);
+/* N:M structured sparsity: in each group of m consecutive columns of a row,
+ * the n largest-magnitude of m Gaussian weights are kept (2:4 is n=2, m=4). */
+SPX_API spx_status spx_gen_nm(spx_ctx *ctx, int64_t rows, int64_t cols, int n, int m,
+                              uint64_t seed, spx_dtype dtype, spx_index_type itype,
+                              spx_matrix **out);
+/* Fill a dense matrix with uniform values in [-1, 1) (host memory). */
+SPX_API spx_status spx_dense_fill_random(spx_ctx *ctx, spx_dense *D, uint64_t seed);
+
+/* ------------------------------------------------------------------------ */
+/* SpMM and SpMV                                                              */
+/* ------------------------------------------------------------------------ */
+
+/* C = alpha * op(A) * B + beta * C.
+ * A: any format; B, C dense of A's value type (A SPX_PATTERN: any float type),
+ * row- or column-major, any ld. Supported value types: f32, f64, f16, bf16
+ * (f16/bf16 accumulate in f32). When beta == 0, C is not read (NaN in C is
+ * overwritten). Shapes: op(A) is m x k, B is k x n, C is m x n.
+ * CPU backend: CSR and BSR with op none, CSC with op transpose and SELL run
+ * natively; other combinations convert A once internally (costing a copy). */
+SPX_API spx_status spx_spmm(spx_ctx *ctx, spx_op op, double alpha, const spx_matrix *A,
+                            const spx_dense *B, double beta, spx_dense *C);
+/* y = alpha * op(A) * x + beta * y; x and y are dense vectors (n x 1). */
+SPX_API spx_status spx_spmv(spx_ctx *ctx, spx_op op, double alpha, const spx_matrix *A,
+                            const spx_dense *x, double beta, spx_dense *y);
+
+static inline spx_dense spx_dense_vector(void *data, int64_t n, spx_dtype dtype, spx_memory mem)
+{
+    return spx_dense_make(data, n, 1, n > 0 ? n : 1, dtype, SPX_COL_MAJOR, mem);
+}
+
+#ifdef __cplusplus
+}
+#endif
+#endif /* SPX_H */

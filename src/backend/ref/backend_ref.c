@@ -1,0 +1,7 @@
+/* The reference backend: serial, float64 accumulation, obviously correct. */
+#include "core/core.h"
+
+const spx_backend_vtable spx__backend_ref = {
+    .kind = SPX_BACKEND_REF,
+    .name = "ref",
+};

@@ -1,0 +1,38 @@
+/* The backend seam: one table of per-operation function pointers per backend.
+ * src/ops/ checks arguments, then calls ctx->backend->op. A NULL entry means
+ * the backend does not implement that operation (SPX_ERR_UNSUPPORTED). */
+#ifndef SPX_BACKEND_H
+#define SPX_BACKEND_H
+
+#include "spx.h"
+
+/* Arguments of C = alpha * op(A) * B + beta * C, already checked by ops/spmm.c:
+ * shapes agree (op(A) is m x k, B k x n, C m x n), dtypes are supported,
+ * A is valid. */
+typedef struct spx_spmm_args {
+    spx_op op;
+    double alpha, beta;
+    const spx_matrix *A;
+    const spx_dense *B;
+    spx_dense *C;
+    int64_t m, k, n;
+} spx_spmm_args;
+
+typedef struct spx_backend_vtable {
+    spx_backend kind;
+    const char *name;
+    /* Nonzero if usable in this process. */
+    int (*available)(void);
+    /* Set up per-context state (may be NULL). */
+    spx_status (*init)(spx_ctx *ctx, void **state);
+    void (*fini)(void *state);
+    spx_status (*spmm)(spx_ctx *ctx, const spx_spmm_args *args);
+} spx_backend_vtable;
+
+extern const spx_backend_vtable spx__backend_ref;
+extern const spx_backend_vtable spx__backend_cpu;
+#ifdef SPX_HAVE_CUDA
+extern const spx_backend_vtable spx__backend_cuda;
+#endif
+
+#endif
