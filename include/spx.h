@@ -456,6 +456,121 @@ static inline spx_dense spx_dense_vector(void *data, int64_t n, spx_dtype dtype,
     return spx_dense_make(data, n, 1, n > 0 ? n : 1, dtype, SPX_COL_MAJOR, mem);
 }
 
+
+/* ------------------------------------------------------------------------ */
+/* SpGEMM over semirings, with masks                                         */
+/* ------------------------------------------------------------------------ */
+
+/* Built-in semirings (add monoid . multiply operator):
+ *  PLUS_TIMES  (+, *, identity 0)           f32 f64 i32 i64
+ *  MIN_PLUS    (min, +, identity +inf/max)   f32 f64 i32 i64
+ *  MAX_PLUS    (max, +, identity -inf/min)   f32 f64 i32 i64
+ *  MAX_TIMES   (max, *, identity -inf/min)   f32 f64 i32 i64
+ *  MIN_TIMES   (min, *, identity +inf/max)   f32 f64 i32 i64
+ *  OR_AND      (or, and, identity false)     any input; result bool
+ *  PLUS_PAIR   (+, pair(x,y)=1, identity 0)  any input; counts paths (i64 for
+ *                                            pattern/bool input)
+ *  AVOS        (avos_sum, avos_product)      i32 i64 (pedigree numbers)
+ * Pattern inputs take value 1 (as the other operand's type, i64 if both are
+ * pattern). CUSTOM semirings run on the ref and cpu backends only. */
+typedef enum spx_semiring_kind {
+    SPX_SEMIRING_PLUS_TIMES = 0,
+    SPX_SEMIRING_MIN_PLUS = 1,
+    SPX_SEMIRING_MAX_PLUS = 2,
+    SPX_SEMIRING_MAX_TIMES = 3,
+    SPX_SEMIRING_MIN_TIMES = 4,
+    SPX_SEMIRING_OR_AND = 5,
+    SPX_SEMIRING_PLUS_PAIR = 6,
+    SPX_SEMIRING_AVOS = 7,
+    SPX_SEMIRING_CUSTOM = 8
+} spx_semiring_kind;
+
+/* A user-defined semiring over one value type. z, x, y point to values of
+ * that type. add must be associative and commutative with identity
+ * add_identity; mul_annihilator (optional, may be NULL) lets the kernel skip
+ * products. mul is always called as mul(A(i,k), B(k,j)). Return nonzero from
+ * an operator to abort the product with SPX_ERR_OVERFLOW (e.g. on overflow). */
+typedef struct spx_semiring {
+    spx_semiring_kind kind;
+    spx_dtype dtype; /* CUSTOM only: the value type of A, B and C */
+    int (*add)(void *z, const void *x, const void *y, void *user);
+    int (*mul)(void *z, const void *x, const void *y, void *user);
+    const void *add_identity;
+    const void *mul_annihilator;
+    void *user;
+} spx_semiring;
+
+static inline spx_semiring spx_semiring_builtin(spx_semiring_kind kind)
+{
+    spx_semiring s;
+    s.kind = kind; s.dtype = SPX_DTYPE_DEFAULT;
+    s.add = 0; s.mul = 0; s.add_identity = 0; s.mul_annihilator = 0; s.user = 0;
+    return s;
+}
+SPX_API const char *spx_semiring_name(spx_semiring_kind k);
+SPX_API spx_status spx_semiring_from_name(const char *name, spx_semiring_kind *out);
+
+/* The avos operators on 64-bit values (see docs/SEMIRINGS.md). avos_product
+ * returns SPX_ERR_INVALID_ARGUMENT for operands below -1 and SPX_ERR_OVERFLOW
+ * when the result does not fit in bits (32 or 64). */
+SPX_API int64_t spx_avos_sum(int64_t x, int64_t y);
+SPX_API spx_status spx_avos_product(int64_t x, int64_t y, int bits, int64_t *out);
+
+typedef enum spx_mask_kind {
+    SPX_MASK_NONE = 0,
+    SPX_MASK_MATRIX = 1,       /* the pattern of mask.M (structural: values ignored) */
+    SPX_MASK_UPPER = 2,        /* j >= i */
+    SPX_MASK_STRICT_UPPER = 3, /* j > i */
+    SPX_MASK_LOWER = 4,        /* j <= i */
+    SPX_MASK_STRICT_LOWER = 5  /* j < i */
+} spx_mask_kind;
+
+typedef struct spx_mask {
+    spx_mask_kind kind;
+    const spx_matrix *M; /* SPX_MASK_MATRIX: any format, same shape as C */
+    int complement;      /* keep the entries the mask excludes instead */
+} spx_mask;
+
+typedef enum spx_spgemm_mode {
+    SPX_SPGEMM_AUTO = 0,          /* deterministic if the context is, else fast */
+    SPX_SPGEMM_DETERMINISTIC = 1, /* bit-identical run to run */
+    SPX_SPGEMM_FAST = 2           /* may reorder floating-point sums */
+} spx_spgemm_mode;
+
+typedef struct spx_spgemm_options {
+    spx_op op_a, op_b;
+    spx_mask mask;
+    spx_spgemm_mode mode;
+    /* Drop entries whose reduced value equals the add identity. Default 0:
+     * every reachable (i, j) is a structural entry, as in GraphBLAS. */
+    int drop_identity;
+    /* If set, the result is accum (+) T, where T is the masked product and
+     * (+) the semiring's add, over the union of patterns; entries of accum
+     * outside the mask are kept unchanged (GraphBLAS accumulate, no replace).
+     * accum must have C's shape and value type. */
+    const spx_matrix *accum;
+    /* Bytes of working memory the backend may use beyond inputs and output
+     * (0: no limit). Large products then run in row chunks. */
+    int64_t memory_budget;
+} spx_spgemm_options;
+
+/* C<mask> = [accum (+)] op(A) (+.x) op(B): a new CSR matrix with sorted
+ * columns. opts may be NULL. Errors leave *C untouched. */
+SPX_API spx_status spx_spgemm(spx_ctx *ctx, const spx_semiring *sr, const spx_matrix *A,
+                              const spx_matrix *B, const spx_spgemm_options *opts,
+                              spx_matrix **C);
+/* Peak bytes of working memory spx_spgemm would use beyond inputs and output. */
+SPX_API spx_status spx_spgemm_workspace_size(spx_ctx *ctx, const spx_semiring *sr,
+                                             const spx_matrix *A, const spx_matrix *B,
+                                             const spx_spgemm_options *opts, int64_t *bytes);
+
+/* Transitive closure of a pedigree DAG under avos: repeats C = C (+) C (x) C
+ * with the upper-triangle mask until nothing changes. A must be square,
+ * upper triangular, integer valued. iterations (may be NULL) receives the
+ * number of squarings. */
+SPX_API spx_status spx_avos_closure(spx_ctx *ctx, const spx_matrix *A, spx_matrix **C,
+                                    int *iterations);
+
 #ifdef __cplusplus
 }
 #endif
