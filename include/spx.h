@@ -122,6 +122,7 @@ SPX_API spx_status spx_format_from_name(const char *name, spx_format *out);
 /* ------------------------------------------------------------------------ */
 
 typedef struct spx_ctx spx_ctx;
+typedef struct spx_matrix spx_matrix;
 
 typedef enum spx_backend {
     SPX_BACKEND_AUTO = 0, /* CUDA if built and a device is present, else CPU */
@@ -169,11 +170,39 @@ SPX_API void spx_ctx_set_validation(spx_ctx *ctx, int on);
 /* Progress messages on stderr for long work. Default: on when stderr is a terminal. */
 SPX_API void spx_ctx_set_progress(spx_ctx *ctx, int on);
 
+/* CUDA stream used by the context (a cudaStream_t; NULL on other backends).
+ * With device-memory operands, operations are asynchronous on this stream;
+ * with host operands they return when results are in host memory. */
+SPX_API void *spx_ctx_stream(const spx_ctx *ctx);
+/* Use the caller's stream (cudaStream_t) instead of the context's own. */
+SPX_API spx_status spx_ctx_set_stream(spx_ctx *ctx, void *stream);
+/* Wait for the context's device work to finish. */
+SPX_API spx_status spx_ctx_synchronize(spx_ctx *ctx);
+
+/* Device facts the planner uses (zeros on non-CUDA backends). */
+typedef struct spx_device_info {
+    char name[128];
+    int device, sm_count, cc_major, cc_minor;
+    int64_t global_mem_bytes, l2_bytes, smem_per_block_optin, smem_per_sm;
+} spx_device_info;
+SPX_API spx_status spx_ctx_device_info(spx_ctx *ctx, spx_device_info *out);
+
+/* Device memory held by the context's pool: in use now, peak since the last
+ * reset, and cached for reuse. */
+typedef struct spx_memory_stats {
+    int64_t in_use, peak, cached;
+} spx_memory_stats;
+SPX_API spx_status spx_ctx_memory_stats(spx_ctx *ctx, spx_memory_stats *out);
+SPX_API void spx_ctx_reset_peak_memory(spx_ctx *ctx);
+
+/* Copy a matrix to device memory of the context's device (CUDA backend), or
+ * back to host memory (any backend). The result owns its arrays. */
+SPX_API spx_status spx_matrix_to_device(spx_ctx *ctx, const spx_matrix *A, spx_matrix **out);
+SPX_API spx_status spx_matrix_to_host(spx_ctx *ctx, const spx_matrix *A, spx_matrix **out);
+
 /* ------------------------------------------------------------------------ */
 /* Sparse matrices                                                           */
 /* ------------------------------------------------------------------------ */
-
-typedef struct spx_matrix spx_matrix;
 
 /* What a matrix is. nnz counts stored scalar entries: for BSR, every slot of
  * every stored block (nblocks * block_rows * block_cols); for SELL, the real
@@ -450,6 +479,63 @@ SPX_API spx_status spx_spmm(spx_ctx *ctx, spx_op op, double alpha, const spx_mat
 /* y = alpha * op(A) * x + beta * y; x and y are dense vectors (n x 1). */
 SPX_API spx_status spx_spmv(spx_ctx *ctx, spx_op op, double alpha, const spx_matrix *A,
                             const spx_dense *x, double beta, spx_dense *y);
+
+/* ---- plans: analyse once, multiply many times ---- */
+
+/* SpMM algorithms (CUDA backend; the CPU backends run their own kernels
+ * whatever is asked). SPX_SPMM_AUTO lets the planner choose per row bin. */
+typedef enum spx_spmm_alg {
+    SPX_SPMM_AUTO = 0,
+    SPX_SPMM_ROW_SPLIT = 1,  /* a group of threads per row, 16-byte loads */
+    SPX_SPMM_WARP_ROW = 2,   /* a warp per row, coalesced index loads + shuffles */
+    SPX_SPMM_BLOCK_ROW = 3,  /* several warps per row, fixed-order reduction */
+    SPX_SPMM_MERGE_PATH = 4, /* equal rows+nnz work per warp, fixed-order carry fix-up */
+    SPX_SPMM_SELL = 5,       /* SELL-C-sigma slices */
+    SPX_SPMM_BSR = 6,        /* block rows; tensor cores for tf32/bf16/f16 precision */
+    SPX_SPMM_OUTER = 7,      /* outer products over k (A^T*B from CSR, A*B from CSC); atomics */
+    SPX_SPMM_GATHER_TC = 8   /* row groups densified over their column union, tensor cores */
+} spx_spmm_alg;
+
+/* Arithmetic of the multiply. EXACT: FMA in the value type (f32 stays f32).
+ * TF32/BF16/F16: tensor cores with operands rounded to that type and float
+ * accumulation, where the chosen algorithm has a tensor-core kernel. */
+typedef enum spx_precision {
+    SPX_PRECISION_EXACT = 0,
+    SPX_PRECISION_TF32 = 1,
+    SPX_PRECISION_BF16 = 2,
+    SPX_PRECISION_F16 = 3
+} spx_precision;
+
+typedef struct spx_spmm_options {
+    spx_spmm_alg alg;          /* force one algorithm for every row (tests, benchmarks) */
+    spx_precision precision;
+} spx_spmm_options;
+
+SPX_API const char *spx_spmm_alg_name(spx_spmm_alg alg);
+SPX_API spx_status spx_spmm_alg_from_name(const char *name, spx_spmm_alg *out);
+SPX_API const char *spx_precision_name(spx_precision p);
+SPX_API spx_status spx_precision_from_name(const char *name, spx_precision *out);
+
+typedef struct spx_spmm_plan spx_spmm_plan;
+
+/* Analyse A for C = alpha * op(A) * B + beta * C with n columns of dtype
+ * values. The plan keeps a reference to A (A must outlive it and not change).
+ * opts may be NULL. */
+SPX_API spx_status spx_spmm_plan_create(spx_ctx *ctx, spx_op op, const spx_matrix *A, int64_t n,
+                                        spx_dtype dtype, const spx_spmm_options *opts,
+                                        spx_spmm_plan **out);
+/* Run a plan; B and C as for spx_spmm with the plan's n and dtype. */
+SPX_API spx_status spx_spmm_plan_execute(spx_ctx *ctx, const spx_spmm_plan *plan, double alpha,
+                                         const spx_dense *B, double beta, spx_dense *C);
+/* Human-readable account of what the plan runs for which rows and why. */
+SPX_API const char *spx_spmm_plan_explain(const spx_spmm_plan *plan);
+/* Wall time spent building the plan, in milliseconds. */
+SPX_API double spx_spmm_plan_build_ms(const spx_spmm_plan *plan);
+SPX_API void spx_spmm_plan_destroy(spx_spmm_plan *plan);
+/* One-shot SpMM with options; plans are cached on A (dropped on spx_matrix_touch). */
+SPX_API spx_status spx_spmm_ex(spx_ctx *ctx, spx_op op, double alpha, const spx_matrix *A,
+                               const spx_dense *B, double beta, spx_dense *C,
+                               const spx_spmm_options *opts);
 
 static inline spx_dense spx_dense_vector(void *data, int64_t n, spx_dtype dtype, spx_memory mem)
 {
