@@ -509,6 +509,9 @@ typedef enum spx_precision {
 typedef struct spx_spmm_options {
     spx_spmm_alg alg;          /* force one algorithm for every row (tests, benchmarks) */
     spx_precision precision;
+    /* Row-length bin boundaries for the planner: bins are [0], [1, b0], (b0, b1],
+     * (b1, b2], (b2, b3], (b3, inf). Zeros take the defaults 8, 32, 256, 4096. */
+    int64_t bin_bounds[4];
 } spx_spmm_options;
 
 SPX_API const char *spx_spmm_alg_name(spx_spmm_alg alg);

@@ -16,6 +16,7 @@ typedef struct spx_spmm_args {
     const spx_dense *B;
     spx_dense *C;
     int64_t m, k, n;
+    const spx_spmm_options *opts; /* NULL: defaults */
 } spx_spmm_args;
 
 typedef struct spx_backend_vtable {
@@ -27,6 +28,23 @@ typedef struct spx_backend_vtable {
     spx_status (*init)(spx_ctx *ctx, void **state);
     void (*fini)(void *state);
     spx_status (*spmm)(spx_ctx *ctx, const spx_spmm_args *args);
+    /* Explicit SpMM plans. shape carries op, A, m, k, n, the dtype in
+     * shape->B->dtype, and no data. NULL entries: the plan only records its
+     * arguments and execution calls spmm. *explain (may stay NULL) is a
+     * spx__malloc'd text owned by the caller. */
+    spx_status (*spmm_plan_create)(spx_ctx *ctx, const spx_spmm_args *shape, void **plan,
+                                   char **explain);
+    spx_status (*spmm_plan_execute)(spx_ctx *ctx, void *plan, const spx_spmm_args *args);
+    void (*spmm_plan_destroy)(void *plan);
+
+    /* Device memory and streams (NULL on host-only backends). */
+    spx_status (*matrix_to_device)(spx_ctx *ctx, const spx_matrix *A, spx_matrix **out);
+    spx_status (*matrix_to_host)(spx_ctx *ctx, const spx_matrix *A, spx_matrix **out);
+    void *(*stream)(spx_ctx *ctx);
+    spx_status (*set_stream)(spx_ctx *ctx, void *stream);
+    spx_status (*synchronize)(spx_ctx *ctx);
+    spx_status (*device_info)(spx_ctx *ctx, spx_device_info *out);
+    spx_status (*memory_stats)(spx_ctx *ctx, spx_memory_stats *out, int reset_peak);
 } spx_backend_vtable;
 
 extern const spx_backend_vtable spx__backend_ref;

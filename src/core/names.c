@@ -23,6 +23,9 @@ static const char *const dtype_names[] = {"default", "f32", "f64", "f16", "bf16"
                                           "i64", "bool", "c64", "c128", "pattern"};
 static const char *const format_names[] = {"default", "coo", "csr", "csc", "bsr", "sell"};
 static const char *const backend_names[] = {"auto", "ref", "cpu", "cuda"};
+static const char *const alg_names[] = {"auto", "row_split", "warp_row", "block_row", "merge_path",
+                                        "sell", "bsr", "outer", "gather_tc"};
+static const char *const precision_names[] = {"exact", "tf32", "bf16", "f16"};
 
 #define COUNT(a) ((int)(sizeof(a) / sizeof((a)[0])))
 
@@ -69,15 +72,50 @@ spx_status spx_format_from_name(const char *name, spx_format *out)
     return SPX_OK;
 }
 
+static int lookup_all(const char *name, const char *const *names, int n);
+
 spx_status spx_backend_from_name(const char *name, spx_backend *out)
 {
-    if (name && out && strcasecmp(name, "auto") == 0) {
-        *out = SPX_BACKEND_AUTO;
-        return SPX_OK;
-    }
-    int i = lookup(name, backend_names, COUNT(backend_names));
+    int i = lookup_all(name, backend_names, COUNT(backend_names));
     if (i < 0 || !out)
         return SPX_ERR_INVALID_ARGUMENT;
     *out = (spx_backend)i;
+    return SPX_OK;
+}
+
+const char *spx_spmm_alg_name(spx_spmm_alg a)
+{
+    return (int)a >= 0 && (int)a < COUNT(alg_names) ? alg_names[a] : "invalid";
+}
+
+const char *spx_precision_name(spx_precision p)
+{
+    return (int)p >= 0 && (int)p < COUNT(precision_names) ? precision_names[p] : "invalid";
+}
+
+/* Names where index 0 is a real value, not a default. */
+static int lookup_all(const char *name, const char *const *names, int n)
+{
+    for (int i = 0; name && i < n; i++)
+        if (strcasecmp(name, names[i]) == 0)
+            return i;
+    return -1;
+}
+
+spx_status spx_spmm_alg_from_name(const char *name, spx_spmm_alg *out)
+{
+    int i = lookup_all(name, alg_names, COUNT(alg_names));
+    if (i < 0 || !out)
+        return SPX_ERR_INVALID_ARGUMENT;
+    *out = (spx_spmm_alg)i;
+    return SPX_OK;
+}
+
+spx_status spx_precision_from_name(const char *name, spx_precision *out)
+{
+    int i = lookup_all(name, precision_names, COUNT(precision_names));
+    if (i < 0 || !out)
+        return SPX_ERR_INVALID_ARGUMENT;
+    *out = (spx_precision)i;
     return SPX_OK;
 }

@@ -1,0 +1,351 @@
+/* The CUDA backend's frame: device selection, stream, device memory pool,
+ * transfers, device copies of matrices, and its vtable. */
+#include "backend/cuda/cuda_common.h"
+#include "backend/cuda/spmm_cuda.h"
+#include "format/matrix.h"
+
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+spx_status spx__cuda_check(spx_ctx *ctx, cudaError_t e, const char *what)
+{
+    if (e == cudaSuccess)
+        return SPX_OK;
+    cudaGetLastError(); /* clear a sticky launch error so later calls are not blamed */
+    if (e == cudaErrorMemoryAllocation)
+        return spx__fail(ctx, SPX_ERR_OUT_OF_MEMORY, "%s: out of device memory (%s)", what,
+                         cudaGetErrorString(e));
+    return spx__fail(ctx, SPX_ERR_BACKEND, "%s: CUDA error %d: %s", what, (int)e,
+                     cudaGetErrorString(e));
+}
+
+spx_status spx__cuda_launch_check(spx_ctx *ctx, const char *kernel)
+{
+    static int sync_check = -1;
+    if (sync_check < 0) {
+        const char *env = getenv("SPX_CUDA_SYNC_CHECK");
+        sync_check = env && *env == '1';
+    }
+    spx_status s = spx__cuda_check(ctx, cudaGetLastError(), kernel);
+    if (!s && sync_check)
+        s = spx__cuda_check(ctx, cudaStreamSynchronize(spx__cuda(ctx)->stream), kernel);
+    return s;
+}
+
+/* ---- pool ---- */
+
+static size_t round_size(size_t bytes)
+{
+    size_t r = (bytes + 511) & ~(size_t)511;
+    return r ? r : 512;
+}
+
+spx_status spx__cuda_alloc(spx_ctx *ctx, void **out, size_t bytes, const char *what)
+{
+    spx_cuda_pool *pool = &spx__cuda(ctx)->pool;
+    size_t want = round_size(bytes);
+    /* best fit among cached blocks no more than twice the request */
+    spx_cuda_block **best = NULL;
+    for (spx_cuda_block **b = &pool->cached; *b; b = &(*b)->next)
+        if ((*b)->size >= want && (*b)->size <= 2 * want && (!best || (*b)->size < (*best)->size))
+            best = b;
+    spx_cuda_block *blk = NULL;
+    if (best) {
+        blk = *best;
+        *best = blk->next;
+        pool->cached_bytes -= (int64_t)blk->size;
+    } else {
+        blk = spx__malloc(sizeof *blk);
+        if (!blk)
+            return spx__fail(ctx, SPX_ERR_OUT_OF_MEMORY, "out of host memory (pool record)");
+        cudaError_t e = cudaMalloc(&blk->ptr, want);
+        if (e == cudaErrorMemoryAllocation && pool->cached) {
+            cudaGetLastError();
+            cudaStreamSynchronize(spx__cuda(ctx)->stream);
+            spx__cuda_pool_release(pool); /* give cached memory back and retry */
+            e = cudaMalloc(&blk->ptr, want);
+        }
+        if (e != cudaSuccess) {
+            spx__free(blk);
+            spx_status s = spx__cuda_check(ctx, e, what);
+            spx__error_prefix(ctx, "allocating %zu bytes of device memory (%lld in use)", want,
+                              (long long)pool->in_use);
+            return s;
+        }
+        blk->size = want;
+    }
+    blk->next = pool->live;
+    pool->live = blk;
+    pool->in_use += (int64_t)blk->size;
+    if (pool->in_use > pool->peak)
+        pool->peak = pool->in_use;
+    *out = blk->ptr;
+    return SPX_OK;
+}
+
+void spx__cuda_free(spx_ctx *ctx, void *p)
+{
+    if (!p)
+        return;
+    spx_cuda_pool *pool = &spx__cuda(ctx)->pool;
+    for (spx_cuda_block **b = &pool->live; *b; b = &(*b)->next)
+        if ((*b)->ptr == p) {
+            spx_cuda_block *blk = *b;
+            *b = blk->next;
+            pool->in_use -= (int64_t)blk->size;
+            /* reuse is safe without a sync: all work is ordered on one stream */
+            blk->next = pool->cached;
+            pool->cached = blk;
+            pool->cached_bytes += (int64_t)blk->size;
+            return;
+        }
+}
+
+void spx__cuda_pool_release(spx_cuda_pool *pool)
+{
+    while (pool->cached) {
+        spx_cuda_block *b = pool->cached;
+        pool->cached = b->next;
+        cudaFree(b->ptr);
+        spx__free(b);
+    }
+    pool->cached_bytes = 0;
+}
+
+spx_status spx__cuda_malloc_persistent(spx_ctx *ctx, void **out, size_t bytes, const char *what)
+{
+    *out = NULL;
+    if (bytes == 0)
+        return SPX_OK;
+    return spx__cuda_check(ctx, cudaMalloc(out, bytes), what);
+}
+
+void spx__cuda_free_persistent(void *p)
+{
+    if (p)
+        cudaFree(p);
+}
+
+spx_status spx__cuda_upload(spx_ctx *ctx, void *dst, const void *src, size_t bytes)
+{
+    if (!bytes)
+        return SPX_OK;
+    return spx__cuda_check(ctx, cudaMemcpyAsync(dst, src, bytes, cudaMemcpyHostToDevice,
+                                                spx__cuda(ctx)->stream), "copy to device");
+}
+
+spx_status spx__cuda_download(spx_ctx *ctx, void *dst, const void *src, size_t bytes)
+{
+    if (!bytes)
+        return SPX_OK;
+    return spx__cuda_check(ctx, cudaMemcpyAsync(dst, src, bytes, cudaMemcpyDeviceToHost,
+                                                spx__cuda(ctx)->stream), "copy to host");
+}
+
+spx_status spx__cuda_sync(spx_ctx *ctx)
+{
+    return spx__cuda_check(ctx, cudaStreamSynchronize(spx__cuda(ctx)->stream), "synchronize");
+}
+
+/* ---- backend entry points ---- */
+
+static int cuda_available(void)
+{
+    int n = 0;
+    if (cudaGetDeviceCount(&n) != cudaSuccess) {
+        cudaGetLastError();
+        return 0;
+    }
+    return n > 0;
+}
+
+static spx_status cuda_init(spx_ctx *ctx, void **state)
+{
+    spx_cuda_state *st = spx__calloc(1, sizeof *st);
+    if (!st)
+        return spx__fail(ctx, SPX_ERR_OUT_OF_MEMORY, "out of host memory (CUDA state)");
+    spx_status s;
+    struct cudaDeviceProp p;
+    if ((s = spx__cuda_check(ctx, cudaGetDevice(&st->device), "selecting the device")) ||
+        (s = spx__cuda_check(ctx, cudaGetDeviceProperties(&p, st->device), "reading device properties")) ||
+        (s = spx__cuda_check(ctx, cudaStreamCreateWithFlags(&st->own_stream, cudaStreamNonBlocking),
+                             "creating a stream"))) {
+        spx__free(st);
+        return s;
+    }
+    st->stream = st->own_stream;
+    spx_device_info *in = &st->info;
+    size_t nl = strnlen(p.name, sizeof in->name - 1);
+    memcpy(in->name, p.name, nl);
+    in->name[nl] = '\0';
+    in->device = st->device;
+    in->sm_count = p.multiProcessorCount;
+    in->cc_major = p.major;
+    in->cc_minor = p.minor;
+    in->global_mem_bytes = (int64_t)p.totalGlobalMem;
+    in->l2_bytes = p.l2CacheSize;
+    in->smem_per_block_optin = (int64_t)p.sharedMemPerBlockOptin;
+    in->smem_per_sm = (int64_t)p.sharedMemPerMultiprocessor;
+    *state = st;
+    spx__log(ctx, SPX_LOG_INFO, "cuda device %d: %s, %d SMs, cc %d.%d", in->device, in->name,
+             in->sm_count, in->cc_major, in->cc_minor);
+    return SPX_OK;
+}
+
+static void cuda_fini(void *state)
+{
+    spx_cuda_state *st = state;
+    if (!st)
+        return;
+    cudaStreamSynchronize(st->stream);
+    spx__cuda_pool_release(&st->pool);
+    while (st->pool.live) { /* leaked by a failed path: free anyway */
+        spx_cuda_block *b = st->pool.live;
+        st->pool.live = b->next;
+        cudaFree(b->ptr);
+        spx__free(b);
+    }
+    if (st->own_stream)
+        cudaStreamDestroy(st->own_stream);
+    spx__free(st);
+}
+
+static void *cuda_stream(spx_ctx *ctx) { return spx__cuda(ctx)->stream; }
+
+static spx_status cuda_set_stream(spx_ctx *ctx, void *stream)
+{
+    spx_cuda_state *st = spx__cuda(ctx);
+    /* finish work on the old stream: pooled blocks may be reused on the new one */
+    SPX_CUDA_TRY(ctx, cudaStreamSynchronize(st->stream), "switching streams");
+    st->stream = stream ? (cudaStream_t)stream : st->own_stream;
+    return SPX_OK;
+}
+
+static spx_status cuda_device_info(spx_ctx *ctx, spx_device_info *out)
+{
+    *out = spx__cuda(ctx)->info;
+    return SPX_OK;
+}
+
+static spx_status cuda_memory_stats(spx_ctx *ctx, spx_memory_stats *out, int reset_peak)
+{
+    spx_cuda_pool *pool = &spx__cuda(ctx)->pool;
+    if (reset_peak)
+        pool->peak = pool->in_use;
+    if (out) {
+        out->in_use = pool->in_use;
+        out->peak = pool->peak;
+        out->cached = pool->cached_bytes;
+    }
+    return SPX_OK;
+}
+
+/* ---- device copies of matrices ---- */
+
+static spx_status copy_arrays(spx_ctx *ctx, const spx_matrix *A, spx_matrix *B, bool to_device)
+{
+    size_t isz = spx__index_size(A->itype), vsz = spx_dtype_size(A->dtype);
+    struct {
+        void *src, **dst;
+        size_t bytes;
+    } arr[] = {
+        {A->offsets, &B->offsets, (size_t)spx__matrix_offsets_len(A) * isz},
+        {A->indices, &B->indices, (size_t)spx__matrix_indices_len(A) * isz},
+        {A->row_indices, &B->row_indices, A->row_indices ? (size_t)A->nnz * isz : 0},
+        {A->values, &B->values, A->values ? (size_t)spx__matrix_values_len(A) * vsz : 0},
+        {A->perm, &B->perm, A->perm ? (size_t)(A->nslices * A->sell_c) * isz : 0},
+        {A->row_lengths, &B->row_lengths, A->row_lengths ? (size_t)(A->nslices * A->sell_c) * isz : 0},
+    };
+    for (size_t i = 0; i < sizeof arr / sizeof arr[0]; i++) {
+        if (!arr[i].src)
+            continue;
+        spx_status s;
+        if (to_device) {
+            if ((s = spx__cuda_malloc_persistent(ctx, arr[i].dst, arr[i].bytes, "device matrix")))
+                return s;
+            SPX_CUDA_TRY(ctx, cudaMemcpy(*arr[i].dst, arr[i].src, arr[i].bytes, cudaMemcpyDefault),
+                         "copying a matrix to the device");
+        } else {
+            if ((s = spx__alloc(ctx, arr[i].dst, (int64_t)arr[i].bytes, 1, "host matrix")))
+                return s;
+            SPX_CUDA_TRY(ctx, cudaMemcpy(*arr[i].dst, arr[i].src, arr[i].bytes, cudaMemcpyDeviceToHost),
+                         "copying a matrix to the host");
+        }
+    }
+    return SPX_OK;
+}
+
+static spx_status clone_header(spx_ctx *ctx, const spx_matrix *A, spx_memory mem, spx_matrix **out)
+{
+    spx_matrix *B = NULL;
+    spx_status s = spx__matrix_new(ctx, A->format, A->rows, A->cols, A->itype, A->dtype, &B);
+    if (s)
+        return s;
+    B->nnz = A->nnz;
+    B->br = A->br;
+    B->bc = A->bc;
+    B->nblocks = A->nblocks;
+    B->sell_c = A->sell_c;
+    B->sell_sigma = A->sell_sigma;
+    B->nslices = A->nslices;
+    B->sell_slots = A->sell_slots;
+    B->memory = mem;
+    if (mem == SPX_MEM_DEVICE)
+        B->release_array = spx__cuda_free_persistent;
+    *out = B;
+    return SPX_OK;
+}
+
+static spx_status cuda_matrix_to_device(spx_ctx *ctx, const spx_matrix *A, spx_matrix **out)
+{
+    spx_matrix *B = NULL;
+    spx_status s = spx__matrix_ensure_valid(ctx, A);
+    if (s || (s = clone_header(ctx, A, SPX_MEM_DEVICE, &B)))
+        return s;
+    if ((s = copy_arrays(ctx, A, B, A->memory == SPX_MEM_HOST))) {
+        spx_matrix_destroy(B);
+        return s;
+    }
+    if (A->checked_version == A->version)
+        B->checked_version = B->version;
+    *out = B;
+    return SPX_OK;
+}
+
+spx_status spx__cuda_matrix_to_host(spx_ctx *ctx, const spx_matrix *A, spx_matrix **out)
+{
+    spx_matrix *B = NULL;
+    spx_status s = clone_header(ctx, A, SPX_MEM_HOST, &B);
+    if (s)
+        return s;
+    if ((s = copy_arrays(ctx, A, B, false))) {
+        spx_matrix_destroy(B);
+        return s;
+    }
+    if (A->checked_version == A->version)
+        B->checked_version = B->version;
+    *out = B;
+    return SPX_OK;
+}
+
+static spx_status cuda_synchronize(spx_ctx *ctx) { return spx__cuda_sync(ctx); }
+
+const spx_backend_vtable spx__backend_cuda = {
+    .kind = SPX_BACKEND_CUDA,
+    .name = "cuda",
+    .available = cuda_available,
+    .init = cuda_init,
+    .fini = cuda_fini,
+    .spmm = spx__cuda_spmm,
+    .spmm_plan_create = spx__cuda_spmm_plan_create,
+    .spmm_plan_execute = spx__cuda_spmm_plan_execute,
+    .spmm_plan_destroy = spx__cuda_spmm_plan_destroy,
+    .matrix_to_device = cuda_matrix_to_device,
+    .matrix_to_host = spx__cuda_matrix_to_host,
+    .stream = cuda_stream,
+    .set_stream = cuda_set_stream,
+    .synchronize = cuda_synchronize,
+    .device_info = cuda_device_info,
+    .memory_stats = cuda_memory_stats,
+};

@@ -1,0 +1,70 @@
+/* CUDA backend internals shared by its host C files and its .cu kernel files:
+ * per-context state, the device memory pool, checked CUDA calls, transfers.
+ * C-compatible (the .cu files include it inside extern "C"). */
+#ifndef SPX_CUDA_COMMON_H
+#define SPX_CUDA_COMMON_H
+
+#include <cuda_runtime_api.h>
+
+#include "core/core.h"
+
+#ifdef __cplusplus
+extern "C" {
+#endif
+
+/* One cached or live device allocation of the pool. */
+typedef struct spx_cuda_block {
+    void *ptr;
+    size_t size;
+    struct spx_cuda_block *next;
+} spx_cuda_block;
+
+typedef struct spx_cuda_pool {
+    spx_cuda_block *live;   /* handed out */
+    spx_cuda_block *cached; /* freed, kept for reuse */
+    int64_t in_use, peak, cached_bytes;
+} spx_cuda_pool;
+
+typedef struct spx_cuda_state {
+    int device;
+    cudaStream_t stream;     /* the stream work is issued on */
+    cudaStream_t own_stream; /* created by spx (NULL if the caller supplied one) */
+    spx_device_info info;
+    spx_cuda_pool pool;
+} spx_cuda_state;
+
+static inline spx_cuda_state *spx__cuda(spx_ctx *ctx) { return (spx_cuda_state *)ctx->backend_state; }
+
+/* Turn a CUDA error into an spx status with the CUDA text; SPX_OK on success. */
+spx_status spx__cuda_check(spx_ctx *ctx, cudaError_t e, const char *what);
+#define SPX_CUDA_TRY(ctx, call, what)                                                     \
+    do {                                                                                  \
+        spx_status st__ = spx__cuda_check((ctx), (call), (what));                         \
+        if (st__)                                                                         \
+            return st__;                                                                  \
+    } while (0)
+/* Check the last kernel launch (configuration errors, and with
+ * SPX_CUDA_SYNC_CHECK=1 in the environment, execution errors too). */
+spx_status spx__cuda_launch_check(spx_ctx *ctx, const char *kernel);
+
+/* Pool allocation (stream-ordered reuse on the context's single stream). */
+spx_status spx__cuda_alloc(spx_ctx *ctx, void **out, size_t bytes, const char *what);
+void spx__cuda_free(spx_ctx *ctx, void *p);
+void spx__cuda_pool_release(spx_cuda_pool *pool); /* frees every cached block */
+
+/* Long-lived device arrays not tied to a context (device copies of matrices,
+ * plans): plain cudaMalloc / cudaFree. */
+spx_status spx__cuda_malloc_persistent(spx_ctx *ctx, void **out, size_t bytes, const char *what);
+void spx__cuda_free_persistent(void *p);
+
+spx_status spx__cuda_upload(spx_ctx *ctx, void *dst, const void *src, size_t bytes);
+spx_status spx__cuda_download(spx_ctx *ctx, void *dst, const void *src, size_t bytes);
+spx_status spx__cuda_sync(spx_ctx *ctx);
+
+/* Host copy of a device matrix (synchronous). */
+spx_status spx__cuda_matrix_to_host(spx_ctx *ctx, const spx_matrix *A, spx_matrix **out);
+
+#ifdef __cplusplus
+}
+#endif
+#endif

@@ -1,0 +1,120 @@
+// Device-side value types for the SpMM kernels: accumulator type per value
+// type, conversions, vector loads/stores of V elements, and the epilogue.
+#ifndef SPX_DEVICE_TYPES_CUH
+#define SPX_DEVICE_TYPES_CUH
+
+#include <cuda_bf16.h>
+#include <cuda_fp16.h>
+#include <cuda_runtime.h>
+#include <stdint.h>
+
+#include "spx.h"
+
+#define SPX_FULL_MASK 0xffffffffu
+
+template <typename T> struct acc_of { typedef float type; };
+template <> struct acc_of<double> { typedef double type; };
+
+__device__ __forceinline__ float to_acc(float x) { return x; }
+__device__ __forceinline__ double to_acc(double x) { return x; }
+__device__ __forceinline__ float to_acc(__half x) { return __half2float(x); }
+__device__ __forceinline__ float to_acc(__nv_bfloat16 x) { return __bfloat162float(x); }
+
+template <typename T> __device__ __forceinline__ T from_acc(typename acc_of<T>::type x);
+template <> __device__ __forceinline__ float from_acc<float>(float x) { return x; }
+template <> __device__ __forceinline__ double from_acc<double>(double x) { return x; }
+template <> __device__ __forceinline__ __half from_acc<__half>(float x) { return __float2half_rn(x); }
+template <> __device__ __forceinline__ __nv_bfloat16 from_acc<__nv_bfloat16>(float x)
+{
+    return __float2bfloat16_rn(x);
+}
+
+// Value of entry p of A (pattern matrices have no values: 1).
+template <typename T>
+__device__ __forceinline__ typename acc_of<T>::type a_value(const T *vals, int64_t p)
+{
+    return vals ? to_acc(vals[p]) : typename acc_of<T>::type(1);
+}
+
+// Elements per 16-byte vector.
+template <typename T> struct vec16 { static const int n = 16 / sizeof(T); };
+
+// Load V elements of T at p into acc-typed registers. V == 1 or V * sizeof(T)
+// == 16 (p then 16-byte aligned).
+template <typename T, int V>
+__device__ __forceinline__ void load_v(const T *__restrict__ p, typename acc_of<T>::type (&out)[V])
+{
+    if (V == 1) {
+        out[0] = to_acc(__ldg(p));
+    } else {
+        uint4 raw = __ldg(reinterpret_cast<const uint4 *>(p));
+        const T *e = reinterpret_cast<const T *>(&raw);
+#pragma unroll
+        for (int t = 0; t < V; t++)
+            out[t] = to_acc(e[t]);
+    }
+}
+
+// Load the first `count` (< V) elements one by one, zeros after (edge of N).
+template <typename T, int V>
+__device__ __forceinline__ void load_partial(const T *__restrict__ p, int count,
+                                             typename acc_of<T>::type (&out)[V])
+{
+#pragma unroll
+    for (int t = 0; t < V; t++)
+        out[t] = t < count ? to_acc(__ldg(p + t)) : typename acc_of<T>::type(0);
+}
+
+// C[t] = alpha * acc[t] + beta * C[t] for t < count (beta == 0: C is not read).
+template <typename T, int V>
+__device__ __forceinline__ void store_epilogue(T *p, int count, const typename acc_of<T>::type (&acc)[V],
+                                               typename acc_of<T>::type alpha,
+                                               typename acc_of<T>::type beta)
+{
+    typedef typename acc_of<T>::type A;
+    if (V > 1 && count == V) {
+        uint4 raw;
+        T *e = reinterpret_cast<T *>(&raw);
+        if (beta != A(0))
+            raw = *reinterpret_cast<const uint4 *>(p);
+#pragma unroll
+        for (int t = 0; t < V; t++)
+            e[t] = from_acc<T>(beta != A(0) ? alpha * acc[t] + beta * to_acc(e[t]) : alpha * acc[t]);
+        *reinterpret_cast<uint4 *>(p) = raw;
+        return;
+    }
+#pragma unroll
+    for (int t = 0; t < V; t++)
+        if (t < count)
+            p[t] = from_acc<T>(beta != A(0) ? alpha * acc[t] + beta * to_acc(p[t]) : alpha * acc[t]);
+}
+
+// Accumulate a * b[t] into acc[t] for the V columns of one B row segment,
+// loading b at row pointer brow + col0 (count valid elements, V when full).
+template <typename T, int V>
+__device__ __forceinline__ void fma_row(const T *__restrict__ brow, int count,
+                                        typename acc_of<T>::type a,
+                                        typename acc_of<T>::type (&acc)[V])
+{
+    typename acc_of<T>::type b[V];
+    if (count == V)
+        load_v<T, V>(brow, b);
+    else
+        load_partial<T, V>(brow, count, b);
+#pragma unroll
+    for (int t = 0; t < V; t++)
+        acc[t] = fma(a, b[t], acc[t]);
+}
+
+// Dispatch on the value type and the vector width (1, or 16 bytes): CALL(T, V)
+// is a macro expanding to a call returning cudaError_t.
+#define SPX_DISPATCH_TV(dtype, vec, CALL)                                                     \
+    switch (dtype) {                                                                          \
+    case SPX_F32: return vec > 1 ? CALL(float, 4) : CALL(float, 1);                           \
+    case SPX_F64: return vec > 1 ? CALL(double, 2) : CALL(double, 1);                         \
+    case SPX_F16: return vec > 1 ? CALL(__half, 8) : CALL(__half, 1);                         \
+    case SPX_BF16: return vec > 1 ? CALL(__nv_bfloat16, 8) : CALL(__nv_bfloat16, 1);          \
+    default: return cudaErrorInvalidValue;                                                    \
+    }
+
+#endif

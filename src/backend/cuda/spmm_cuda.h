@@ -1,0 +1,129 @@
+/* SpMM on the CUDA backend: the host-side plan (spmm_plan.c) and the kernel
+ * launchers it calls (spmm_*.cu). Device kernels see A as CSR with int64 row
+ * offsets and int32 column indices whatever the caller's index types (the
+ * plan converts once), and B, C row-major. */
+#ifndef SPX_SPMM_CUDA_H
+#define SPX_SPMM_CUDA_H
+
+#include "backend/cuda/cuda_common.h"
+#include "core/backend.h"
+
+#ifdef __cplusplus
+extern "C" {
+#endif
+
+/* Entry points of the vtable. */
+spx_status spx__cuda_spmm(spx_ctx *ctx, const spx_spmm_args *args);
+spx_status spx__cuda_spmm_plan_create(spx_ctx *ctx, const spx_spmm_args *shape, void **plan,
+                                      char **explain);
+spx_status spx__cuda_spmm_plan_execute(spx_ctx *ctx, void *plan, const spx_spmm_args *args);
+void spx__cuda_spmm_plan_destroy(void *plan);
+
+/* A sparse operand on the device, compressed along the output rows (CSR) or,
+ * for the outer-product kernel, along the inner dimension. */
+typedef struct spx_cuda_csr {
+    int64_t rows, cols, nnz;
+    int64_t *rowptr;  /* rows + 1 */
+    int32_t *colidx;  /* nnz */
+    void *vals;       /* nnz values of the plan's dtype; NULL for pattern (all ones) */
+} spx_cuda_csr;
+
+/* SELL-C-sigma on the device. */
+typedef struct spx_cuda_sell {
+    int64_t rows, cols, nslices, c;
+    int64_t *slice_ptr; /* nslices + 1 */
+    int32_t *colidx;    /* slots; -1 for padding */
+    void *vals;         /* slots */
+    int32_t *perm;      /* nslices * c; -1 past the last row */
+    int32_t *rowlen;    /* nslices * c */
+} spx_cuda_sell;
+
+/* BSR on the device. */
+typedef struct spx_cuda_bsr {
+    int64_t rows, cols, br, bc, brows, nblocks;
+    int64_t *rowptr;   /* brows + 1 */
+    int32_t *colidx;   /* nblocks block columns */
+    void *vals;        /* nblocks * br * bc, row-major blocks */
+} spx_cuda_bsr;
+
+/* Dense operands and scalars common to every launch. */
+typedef struct spx_cuda_dense_args {
+    spx_dtype dtype;      /* f32, f64, f16, bf16 */
+    int64_t n;            /* columns of B and C */
+    const void *B;
+    int64_t ldb;
+    void *C;
+    int64_t ldc;
+    double alpha, beta;
+    int vec;              /* elements per lane per load: 1 or a 16-byte vector */
+    cudaStream_t stream;
+} spx_cuda_dense_args;
+
+/* Row kernels over a list of output rows (rows == NULL: rows 0..nrows-1).
+ * group: lanes per row (1, 2, 4, 8, 16, 32). */
+cudaError_t spx__cuda_launch_rows(const spx_cuda_csr *A, const int32_t *rows, int64_t nrows,
+                                  int group, const spx_cuda_dense_args *d);
+/* Several warps per row with a fixed-order reduction. */
+cudaError_t spx__cuda_launch_block_rows(const spx_cuda_csr *A, const int32_t *rows,
+                                        int64_t nrows, int warps, const spx_cuda_dense_args *d);
+/* Every row of a SELL matrix, group lanes per row. */
+cudaError_t spx__cuda_launch_sell(const spx_cuda_sell *A, int group, const spx_cuda_dense_args *d);
+
+/* Merge path: per-warp start coordinates (nwarps + 1 of each) computed once. */
+cudaError_t spx__cuda_merge_partition(const spx_cuda_csr *A, int64_t items_per_warp,
+                                      int64_t nwarps, int64_t *start_row, int64_t *start_nnz,
+                                      cudaStream_t stream);
+/* carry_rows: 2*nwarps ints; carry_vals: 2*nwarps*n accumulators (float, or
+ * double for f64); through: nwarps bytes. */
+cudaError_t spx__cuda_launch_merge(const spx_cuda_csr *A, int64_t nwarps, const int64_t *start_row,
+                                   const int64_t *start_nnz, int32_t *carry_rows,
+                                   void *carry_vals, unsigned char *through,
+                                   const spx_cuda_dense_args *d);
+
+/* Outer products: At is compressed along k (its "rows" are k, indices are
+ * output rows). C must already hold beta*C. f32 and f64 only (atomics). */
+cudaError_t spx__cuda_launch_outer(const spx_cuda_csr *At, int group, const spx_cuda_dense_args *d);
+
+/* BSR: CUDA cores (precision exact) or tensor cores (16 x bc blocks; tf32,
+ * bf16 or f16 operands for f32 data as asked, the data's own type for 16-bit
+ * data). */
+cudaError_t spx__cuda_launch_bsr(const spx_cuda_bsr *A, spx_precision prec,
+                                 const spx_cuda_dense_args *d);
+int spx__cuda_bsr_tc_supported(const spx_cuda_bsr *A, spx_dtype dtype, spx_precision prec);
+
+/* Gather-GEMM on tensor cores: groups of 16 rows densified over the union of
+ * their columns. */
+typedef struct spx_cuda_gather {
+    int64_t ngroups;
+    int32_t *group_rows;  /* ngroups * 16 output rows, -1 for padding */
+    int64_t *union_ptr;   /* ngroups + 1: offsets into union_cols, multiples of 8 */
+    int32_t *union_cols;  /* union column lists, padded with the last column */
+    void *tile_vals;      /* per group: 16 x union_len values, row-major, in the TC type */
+} spx_cuda_gather;
+cudaError_t spx__cuda_launch_gather_tc(const spx_cuda_gather *G, spx_precision prec,
+                                       const spx_cuda_dense_args *d);
+
+/* Helpers. */
+/* C[r, :] = beta * C[r, :] for every row (beta == 0 writes zeros). */
+cudaError_t spx__cuda_scale(const spx_cuda_dense_args *d, int64_t m);
+/* dst (cols x rows, ld dst_ld) = src^T (rows x cols, ld src_ld), element type by dtype. */
+cudaError_t spx__cuda_transpose(spx_dtype dtype, const void *src, int64_t src_ld, void *dst,
+                                int64_t dst_ld, int64_t rows, int64_t cols, cudaStream_t stream);
+/* Row lengths and bin of every row: bin[i] in 0..5 by the bounds; counts[6]
+ * and nnz_per_bin[6] accumulated (must be zeroed). */
+cudaError_t spx__cuda_row_bins(const spx_cuda_csr *A, const int64_t bounds[4], unsigned char *bin,
+                               unsigned long long *counts, unsigned long long *nnz_per_bin,
+                               cudaStream_t stream);
+/* Stable partition of rows by bin: rows_out[] lists rows of bin 0, then 1, ...
+ * in increasing order within each bin. tmp: workspace of tmp_bytes (query
+ * with tmp == NULL). */
+cudaError_t spx__cuda_sort_rows_by_bin(const unsigned char *bin, int64_t m, int32_t *rows_out,
+                                       void *tmp, size_t *tmp_bytes, cudaStream_t stream);
+/* Convert index arrays on the device. */
+cudaError_t spx__cuda_widen_i32(const int32_t *src, int64_t *dst, int64_t n, cudaStream_t stream);
+cudaError_t spx__cuda_narrow_i64(const int64_t *src, int32_t *dst, int64_t n, cudaStream_t stream);
+
+#ifdef __cplusplus
+}
+#endif
+#endif

@@ -1,0 +1,231 @@
+/* Running CUDA SpMM plans: staging of host or column-major operands, kernel
+ * launches per bin or algorithm, and the one-shot entry point that caches
+ * plans on the matrix. */
+#include "backend/cuda/spmm_plan.h"
+
+#include <stdint.h>
+#include <string.h>
+
+/* ---- execution ---- */
+
+static bool aligned16(const void *p) { return ((uintptr_t)p & 15u) == 0; }
+
+static spx_status run_kernels(spx_ctx *ctx, const cuda_plan *P, spx_cuda_dense_args *d)
+{
+    cudaStream_t st = d->stream;
+    spx_status s = SPX_OK;
+    switch (P->alg) {
+    case SPX_SPMM_SELL:
+        return spx__cuda_check(ctx, spx__cuda_launch_sell(&P->sell, spx__plan_group_for_n(P->n, P->dtype), d), "sell kernel");
+    case SPX_SPMM_BSR:
+        return spx__cuda_check(ctx, spx__cuda_launch_bsr(&P->bsr, P->precision, d), "bsr kernel");
+    case SPX_SPMM_GATHER_TC:
+        return spx__cuda_check(ctx, spx__cuda_launch_gather_tc(&P->gather, P->precision, d), "gather_tc kernel");
+    case SPX_SPMM_OUTER:
+        if ((s = spx__cuda_check(ctx, spx__cuda_scale(d, P->m), "scale kernel")))
+            return s;
+        return spx__cuda_check(ctx, spx__cuda_launch_outer(&P->outer, spx__plan_group_for_n(P->n, P->dtype), d),
+                               "outer kernel");
+    case SPX_SPMM_MERGE_PATH: {
+        int32_t *rows = NULL;
+        void *vals = NULL;
+        unsigned char *through = NULL;
+        size_t acc = P->dtype == SPX_F64 ? 8 : 4;
+        if (!(s = spx__cuda_alloc(ctx, (void **)&rows, (size_t)(2 * P->mp_nwarps) * 4, "merge carries")) &&
+            !(s = spx__cuda_alloc(ctx, &vals, (size_t)(2 * P->mp_nwarps) * (size_t)P->n * acc, "merge carries")) &&
+            !(s = spx__cuda_alloc(ctx, (void **)&through, (size_t)P->mp_nwarps, "merge carries")))
+            s = spx__cuda_check(ctx,
+                                spx__cuda_launch_merge(&P->csr, P->mp_nwarps, P->mp_row, P->mp_nnz, rows, vals,
+                                                       through, d),
+                                "merge kernel");
+        spx__cuda_free(ctx, rows);
+        spx__cuda_free(ctx, vals);
+        spx__cuda_free(ctx, through);
+        return s;
+    }
+    default:
+        for (int b = 0; b < NBINS && !s; b++) {
+            const plan_bin *B = &P->bins[b];
+            if (!B->nrows)
+                continue;
+            const int32_t *rows = P->rows_sorted + B->offset;
+            cudaError_t e = B->warps ? spx__cuda_launch_block_rows(&P->csr, rows, B->nrows, B->warps, d)
+                                     : spx__cuda_launch_rows(&P->csr, rows, B->nrows, B->group, d);
+            s = spx__cuda_check(ctx, e, spx_spmm_alg_name(B->alg));
+        }
+        (void)st;
+        return s;
+    }
+}
+
+/* Device, row-major views of B and C (staging host or column-major operands
+ * through pooled workspace), run, then write C back where it was staged. */
+spx_status spx__cuda_spmm_plan_execute(spx_ctx *ctx, void *plan, const spx_spmm_args *a)
+{
+    const cuda_plan *P = plan;
+    cudaStream_t st = spx__cuda(ctx)->stream;
+    const spx_dense *B = a->B;
+    spx_dense *C = a->C;
+    size_t es = spx_dtype_size(P->dtype);
+    void *bstage = NULL, *cstage = NULL, *hostbuf = NULL;
+    spx_status s = SPX_OK;
+    bool host_io = B->memory == SPX_MEM_HOST || C->memory == SPX_MEM_HOST;
+
+    spx_cuda_dense_args d = {.dtype = P->dtype, .n = P->n, .alpha = a->alpha, .beta = a->beta, .stream = st};
+    /* B */
+    if (B->memory == SPX_MEM_DEVICE && B->layout == SPX_ROW_MAJOR) {
+        d.B = B->data;
+        d.ldb = B->ld;
+    } else {
+        if ((s = spx__cuda_alloc(ctx, &bstage, (size_t)(P->k * P->n) * es, "staging B")))
+            goto done;
+        const void *src = B->data;
+        if (B->memory == SPX_MEM_HOST) { /* upload as stored, then transpose on the device if needed */
+            int64_t outer = B->layout == SPX_ROW_MAJOR ? P->k : P->n, inner = B->layout == SPX_ROW_MAJOR ? P->n : P->k;
+            if (B->layout == SPX_COL_MAJOR &&
+                (s = spx__cuda_alloc(ctx, &hostbuf, (size_t)(outer * inner) * es, "staging B")))
+                goto done;
+            void *dst = B->layout == SPX_ROW_MAJOR ? bstage : hostbuf;
+            SPX_CUDA_TRY(ctx, cudaMemcpy2DAsync(dst, (size_t)inner * es, B->data, (size_t)B->ld * es,
+                                                (size_t)inner * es, (size_t)outer, cudaMemcpyHostToDevice, st),
+                         "copying B to the device");
+            src = dst;
+            if (B->layout == SPX_COL_MAJOR &&
+                (s = spx__cuda_check(ctx, spx__cuda_transpose(P->dtype, src, P->k, bstage, P->n, P->n, P->k, st),
+                                     "transposing B")))
+                goto done;
+        } else if ((s = spx__cuda_check(ctx, spx__cuda_transpose(P->dtype, src, B->ld, bstage, P->n, P->n, P->k, st),
+                                        "transposing B")))
+            goto done;
+        d.B = bstage;
+        d.ldb = P->n;
+    }
+    /* C */
+    bool stage_c = !(C->memory == SPX_MEM_DEVICE && C->layout == SPX_ROW_MAJOR);
+    if (!stage_c) {
+        d.C = C->data;
+        d.ldc = C->ld;
+    } else {
+        if ((s = spx__cuda_alloc(ctx, &cstage, (size_t)(P->m * P->n) * es, "staging C")))
+            goto done;
+        d.C = cstage;
+        d.ldc = P->n;
+        if (a->beta != 0.0) {
+            if (C->memory == SPX_MEM_HOST && C->layout == SPX_ROW_MAJOR) {
+                SPX_CUDA_TRY(ctx, cudaMemcpy2DAsync(cstage, (size_t)P->n * es, C->data, (size_t)C->ld * es,
+                                                    (size_t)P->n * es, (size_t)P->m, cudaMemcpyHostToDevice, st),
+                             "copying C to the device");
+            } else {
+                const void *src = C->data;
+                int64_t ld = C->ld;
+                if (C->memory == SPX_MEM_HOST) { /* column-major host C: upload, then transpose */
+                    spx__cuda_free(ctx, hostbuf);
+                    hostbuf = NULL;
+                    if ((s = spx__cuda_alloc(ctx, &hostbuf, (size_t)(P->m * P->n) * es, "staging C")))
+                        goto done;
+                    SPX_CUDA_TRY(ctx, cudaMemcpy2DAsync(hostbuf, (size_t)P->m * es, C->data, (size_t)C->ld * es,
+                                                        (size_t)P->m * es, (size_t)P->n, cudaMemcpyHostToDevice, st),
+                                 "copying C to the device");
+                    src = hostbuf;
+                    ld = P->m;
+                }
+                if ((s = spx__cuda_check(ctx, spx__cuda_transpose(P->dtype, src, ld, cstage, P->n, P->n, P->m, st),
+                                         "transposing C")))
+                    goto done;
+            }
+        }
+    }
+    d.vec = aligned16(d.B) && aligned16(d.C) && (size_t)d.ldb * es % 16 == 0 && (size_t)d.ldc * es % 16 == 0
+                ? (int)(16 / es)
+                : 1;
+    if ((s = run_kernels(ctx, P, &d)))
+        goto done;
+    /* write staged C back */
+    if (stage_c) {
+        if (C->layout == SPX_ROW_MAJOR) { /* host row-major */
+            SPX_CUDA_TRY(ctx, cudaMemcpy2DAsync(C->data, (size_t)C->ld * es, cstage, (size_t)P->n * es,
+                                                (size_t)P->n * es, (size_t)P->m, cudaMemcpyDeviceToHost, st),
+                         "copying C to the host");
+        } else if (C->memory == SPX_MEM_DEVICE) {
+            if ((s = spx__cuda_check(ctx, spx__cuda_transpose(P->dtype, cstage, P->n, C->data, C->ld, P->m, P->n, st),
+                                     "transposing C")))
+                goto done;
+        } else {
+            spx__cuda_free(ctx, hostbuf);
+            hostbuf = NULL;
+            if ((s = spx__cuda_alloc(ctx, &hostbuf, (size_t)(P->m * P->n) * es, "staging C")) ||
+                (s = spx__cuda_check(ctx, spx__cuda_transpose(P->dtype, cstage, P->n, hostbuf, P->m, P->m, P->n, st),
+                                     "transposing C")))
+                goto done;
+            SPX_CUDA_TRY(ctx, cudaMemcpy2DAsync(C->data, (size_t)C->ld * es, hostbuf, (size_t)P->m * es,
+                                                (size_t)P->m * es, (size_t)P->n, cudaMemcpyDeviceToHost, st),
+                         "copying C to the host");
+        }
+    }
+    if (host_io)
+        s = spx__cuda_sync(ctx);
+    else
+        s = spx__cuda_launch_check(ctx, "spmm");
+done:
+    if (s && host_io)
+        cudaStreamSynchronize(st); /* staged buffers may still be in use */
+    spx__cuda_free(ctx, bstage);
+    spx__cuda_free(ctx, cstage);
+    spx__cuda_free(ctx, hostbuf);
+    return s;
+}
+
+/* ---- one-shot calls: plans cached on the matrix ---- */
+
+typedef struct cached_plan {
+    spx_op op;
+    spx_dtype dtype;
+    int64_t n;
+    spx_spmm_options opts;
+    int deterministic;
+    void *plan;
+    struct cached_plan *next;
+} cached_plan;
+
+static const char plan_cache_key = 0;
+
+static void release_cache(void *data)
+{
+    cached_plan *c = data;
+    while (c) {
+        cached_plan *next = c->next;
+        spx__cuda_spmm_plan_destroy(c->plan);
+        spx__free(c);
+        c = next;
+    }
+}
+
+spx_status spx__cuda_spmm(spx_ctx *ctx, const spx_spmm_args *a)
+{
+    spx_spmm_options opts = a->opts ? *a->opts : (spx_spmm_options){0};
+    cached_plan *head = spx__matrix_attachment(a->A, &plan_cache_key), *c;
+    for (c = head; c; c = c->next)
+        if (c->op == a->op && c->dtype == a->B->dtype && c->n == a->n && c->deterministic == ctx->deterministic &&
+            memcmp(&c->opts, &opts, sizeof opts) == 0)
+            return spx__cuda_spmm_plan_execute(ctx, c->plan, a);
+    void *plan = NULL;
+    char *explain = NULL;
+    spx_status s = spx__cuda_spmm_plan_create(ctx, a, &plan, &explain);
+    spx__free(explain);
+    if (s)
+        return s;
+    c = spx__calloc(1, sizeof *c);
+    if (!c) {
+        spx__cuda_spmm_plan_destroy(plan);
+        return spx__fail(ctx, SPX_ERR_OUT_OF_MEMORY, "out of host memory (plan cache)");
+    }
+    *c = (cached_plan){a->op, a->B->dtype, a->n, opts, ctx->deterministic, plan, NULL};
+    if (head) { /* add behind the head that the attachment owns */
+        c->next = head->next;
+        head->next = c;
+    } else if ((s = spx__matrix_attach(ctx, a->A, &plan_cache_key, c, release_cache))) {
+        release_cache(c);
+        return s;
+    }
+    return spx__cuda_spmm_plan_execute(ctx, plan, a);
+}

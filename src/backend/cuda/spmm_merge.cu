@@ -1,0 +1,234 @@
+// Merge-path SpMM: every warp gets the same number of merge items (row ends +
+// entries), so a row of a million entries and a million empty rows cost the
+// same. Rows cut by a warp boundary leave partial sums in carry slots; a
+// fix-up kernel adds them in warp order (no atomics: bit-exact run to run).
+#include "backend/cuda/device_types.cuh"
+
+extern "C" {
+#include "backend/cuda/spmm_cuda.h"
+}
+
+namespace {
+
+// Start coordinate of every warp: rows ended and entries consumed before the
+// warp's first merge item (Merrill & Garland's merge-path search).
+__global__ void partition_kernel(const int64_t *__restrict__ rowptr, int64_t m, int64_t nnz,
+                                 int64_t per_warp, int64_t nwarps, int64_t *start_row,
+                                 int64_t *start_nnz)
+{
+    int64_t w = (int64_t)blockIdx.x * blockDim.x + threadIdx.x;
+    if (w > nwarps)
+        return;
+    int64_t d = w * per_warp, total = m + nnz;
+    if (d > total)
+        d = total;
+    int64_t lo = d - nnz > 0 ? d - nnz : 0, hi = d < m ? d : m;
+    while (lo < hi) {
+        int64_t pivot = (lo + hi) >> 1;
+        if (rowptr[pivot + 1] <= d - pivot - 1)
+            lo = pivot + 1;
+        else
+            hi = pivot;
+    }
+    start_row[w] = lo;
+    start_nnz[w] = d - lo;
+}
+
+template <typename T> struct merge_params {
+    const int64_t *rowptr;
+    const int32_t *colidx;
+    const T *vals;
+    int64_t m, nwarps;
+    const int64_t *start_row, *start_nnz;
+    int32_t *carry_rows;
+    typename acc_of<T>::type *carry_vals; // [2 * nwarps][n]
+    unsigned char *through;               // [nwarps]
+    int64_t n;
+    const T *B;
+    int64_t ldb;
+    T *C;
+    int64_t ldc;
+    typename acc_of<T>::type alpha, beta;
+};
+
+// acc += sum over entries [y0, y1) of A(row, col) * B(col, lane's columns).
+template <typename T, int V>
+__device__ __forceinline__ void accumulate(const merge_params<T> &p, int64_t y0, int64_t y1,
+                                           const T *bcol, int count,
+                                           typename acc_of<T>::type (&acc)[V])
+{
+    typedef typename acc_of<T>::type A;
+    const int lane = threadIdx.x & 31;
+    for (int64_t base = y0; base < y1; base += 32) {
+        int col = 0;
+        A v = A(0);
+        if (base + lane < y1) {
+            col = p.colidx[base + lane];
+            v = a_value(p.vals, base + lane);
+        }
+        const int cnt = y1 - base >= 32 ? 32 : (int)(y1 - base);
+#pragma unroll 4
+        for (int j = 0; j < cnt; j++) {
+            const int cj = __shfl_sync(SPX_FULL_MASK, col, j);
+            const A vj = __shfl_sync(SPX_FULL_MASK, v, j);
+            if (count > 0)
+                fma_row<T, V>(bcol + (int64_t)cj * p.ldb, count, vj, acc);
+        }
+    }
+}
+
+template <typename T, int V>
+__device__ __forceinline__ void save_carry(const merge_params<T> &p, int64_t slot, int64_t row,
+                                           int64_t col0, int count, bool first_tile,
+                                           const typename acc_of<T>::type (&acc)[V])
+{
+    if (first_tile && (threadIdx.x & 31) == 0)
+        p.carry_rows[slot] = (int32_t)row;
+    for (int t = 0; t < V && t < count; t++)
+        p.carry_vals[slot * p.n + col0 + t] = acc[t];
+}
+
+template <typename T, int V>
+__global__ void __launch_bounds__(256) merge_kernel(const merge_params<T> p)
+{
+    typedef typename acc_of<T>::type A;
+    const int lane = threadIdx.x & 31;
+    const int64_t w = ((int64_t)blockIdx.x * blockDim.x + threadIdx.x) >> 5;
+    if (w >= p.nwarps)
+        return; // whole warps leave together
+    const int64_t x_end = p.start_row[w + 1], y_end = p.start_nnz[w + 1];
+    const int64_t ntiles = (p.n + 32 * V - 1) / (32 * V);
+    for (int64_t tile = blockIdx.y; tile < ntiles; tile += gridDim.y) {
+        const bool first_tile = tile == 0;
+        const int64_t col0 = tile * 32 * V + (int64_t)lane * V;
+        const int count = p.n - col0 >= V ? V : (int)(p.n - col0);
+        const T *bcol = p.B + col0;
+        int64_t x = p.start_row[w], y = p.start_nnz[w];
+        bool began = x < p.m && y == p.rowptr[x];
+        A acc[V];
+        for (; x < x_end; x++) { // rows whose end lies in this warp's range
+#pragma unroll
+            for (int t = 0; t < V; t++)
+                acc[t] = A(0);
+            const int64_t row_end = p.rowptr[x + 1];
+            accumulate<T, V>(p, y, row_end, bcol, count, acc);
+            y = row_end;
+            if (began) {
+                if (count > 0)
+                    store_epilogue<T, V>(p.C + x * p.ldc + col0, count, acc, p.alpha, p.beta);
+            } else {
+                save_carry<T, V>(p, 2 * w, x, col0, count, first_tile, acc); // end of a cut row
+                if (first_tile && lane == 0)
+                    p.through[w] = 0;
+            }
+            began = true;
+        }
+        if (y < y_end) { // row x continues past this warp
+#pragma unroll
+            for (int t = 0; t < V; t++)
+                acc[t] = A(0);
+            accumulate<T, V>(p, y, y_end, bcol, count, acc);
+            if (began) {
+                save_carry<T, V>(p, 2 * w + 1, x, col0, count, first_tile, acc); // start of a cut row
+            } else {
+                save_carry<T, V>(p, 2 * w, x, col0, count, first_tile, acc); // middle of a cut row
+                if (first_tile && lane == 0)
+                    p.through[w] = 1;
+            }
+        }
+    }
+}
+
+// One warp per (warp slot holding the start of a cut row, column tile): add the
+// start and the following pieces in warp order, then the epilogue.
+template <typename T, int V>
+__global__ void __launch_bounds__(256) fixup_kernel(const merge_params<T> p)
+{
+    typedef typename acc_of<T>::type A;
+    const int lane = threadIdx.x & 31;
+    const int64_t w = ((int64_t)blockIdx.x * blockDim.x + threadIdx.x) >> 5;
+    if (w >= p.nwarps)
+        return;
+    const int32_t row = p.carry_rows[2 * w + 1];
+    if (row < 0)
+        return;
+    const int64_t ntiles = (p.n + 32 * V - 1) / (32 * V);
+    for (int64_t tile = blockIdx.y; tile < ntiles; tile += gridDim.y) {
+        const int64_t col0 = tile * 32 * V + (int64_t)lane * V;
+        const int count = p.n - col0 >= V ? V : (int)(p.n - col0);
+        if (count <= 0)
+            continue;
+        A acc[V];
+#pragma unroll
+        for (int t = 0; t < V; t++)
+            acc[t] = t < count ? p.carry_vals[(2 * w + 1) * p.n + col0 + t] : A(0);
+        for (int64_t w2 = w + 1; w2 < p.nwarps && p.carry_rows[2 * w2] == row; w2++) {
+#pragma unroll
+            for (int t = 0; t < V; t++)
+                if (t < count)
+                    acc[t] += p.carry_vals[(2 * w2) * p.n + col0 + t];
+            if (!p.through[w2])
+                break;
+        }
+        store_epilogue<T, V>(p.C + (int64_t)row * p.ldc + col0, count, acc, p.alpha, p.beta);
+    }
+}
+
+template <typename T, int V>
+cudaError_t launch_merge_t(const spx_cuda_csr *A, int64_t nwarps, const int64_t *start_row,
+                           const int64_t *start_nnz, int32_t *carry_rows, void *carry_vals,
+                           unsigned char *through, const spx_cuda_dense_args *d)
+{
+    merge_params<T> p = {};
+    p.rowptr = A->rowptr;
+    p.colidx = A->colidx;
+    p.vals = static_cast<const T *>(A->vals);
+    p.m = A->rows;
+    p.nwarps = nwarps;
+    p.start_row = start_row;
+    p.start_nnz = start_nnz;
+    p.carry_rows = carry_rows;
+    p.carry_vals = static_cast<typename acc_of<T>::type *>(carry_vals);
+    p.through = through;
+    p.n = d->n;
+    p.B = static_cast<const T *>(d->B);
+    p.ldb = d->ldb;
+    p.C = static_cast<T *>(d->C);
+    p.ldc = d->ldc;
+    p.alpha = (typename acc_of<T>::type)d->alpha;
+    p.beta = (typename acc_of<T>::type)d->beta;
+    cudaError_t e = cudaMemsetAsync(carry_rows, 0xff, (size_t)(2 * nwarps) * sizeof(int32_t), d->stream);
+    if (e != cudaSuccess)
+        return e;
+    int64_t gy = (d->n + 32 * V - 1) / (32 * V);
+    dim3 grid((unsigned)((nwarps * 32 + 255) / 256), (unsigned)(gy > 65535 ? 65535 : gy));
+    merge_kernel<T, V><<<grid, 256, 0, d->stream>>>(p);
+    if ((e = cudaGetLastError()) != cudaSuccess)
+        return e;
+    fixup_kernel<T, V><<<grid, 256, 0, d->stream>>>(p);
+    return cudaGetLastError();
+}
+
+} // namespace
+
+extern "C" cudaError_t spx__cuda_merge_partition(const spx_cuda_csr *A, int64_t items_per_warp,
+                                                 int64_t nwarps, int64_t *start_row,
+                                                 int64_t *start_nnz, cudaStream_t stream)
+{
+    int64_t threads = nwarps + 1;
+    partition_kernel<<<(unsigned)((threads + 255) / 256), 256, 0, stream>>>(
+        A->rowptr, A->rows, A->nnz, items_per_warp, nwarps, start_row, start_nnz);
+    return cudaGetLastError();
+}
+
+extern "C" cudaError_t spx__cuda_launch_merge(const spx_cuda_csr *A, int64_t nwarps,
+                                              const int64_t *start_row, const int64_t *start_nnz,
+                                              int32_t *carry_rows, void *carry_vals,
+                                              unsigned char *through, const spx_cuda_dense_args *d)
+{
+    if (nwarps <= 0 || d->n <= 0)
+        return cudaSuccess;
+#define CALL(T, V) launch_merge_t<T, V>(A, nwarps, start_row, start_nnz, carry_rows, carry_vals, through, d)
+    SPX_DISPATCH_TV(d->dtype, d->vec, CALL)
+#undef CALL
+}

@@ -1,0 +1,358 @@
+/* SpMM on the CUDA backend: plan construction (operand preparation, row
+ * binning by length on the GPU, one kernel choice per bin, or one forced
+ * algorithm) and the explanation text. */
+#include "backend/cuda/spmm_plan.h"
+#include "format/convert.h"
+
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+static const char *const bin_names[NBINS] = {"empty", "tiny", "small", "medium", "large", "huge"};
+
+/* ---- small helpers ---- */
+
+
+/* Persistent device array owned by the plan. */
+spx_status spx__plan_alloc(spx_ctx *ctx, cuda_plan *P, void **out, size_t bytes, const char *what)
+{
+    *out = NULL;
+    if (P->nowned == MAX_OWNED)
+        return spx__fail(ctx, SPX_ERR_INTERNAL, "spmm plan: too many device arrays");
+    spx_status s = spx__cuda_malloc_persistent(ctx, out, bytes, what);
+    if (!s && *out)
+        P->owned[P->nowned++] = *out;
+    return s;
+}
+
+spx_status spx__plan_upload(spx_ctx *ctx, cuda_plan *P, void **out, const void *src, size_t bytes,
+                              const char *what)
+{
+    spx_status s = spx__plan_alloc(ctx, P, out, bytes, what);
+    if (!s && bytes)
+        s = spx__cuda_check(ctx, cudaMemcpy(*out, src, bytes, cudaMemcpyHostToDevice), what);
+    return s;
+}
+
+void spx__cuda_spmm_plan_destroy(void *plan)
+{
+    cuda_plan *P = plan;
+    if (!P)
+        return;
+    for (int i = 0; i < P->nowned; i++)
+        spx__cuda_free_persistent(P->owned[i]);
+    spx__free(P);
+}
+
+static int pow2_at_least(int64_t x, int cap)
+{
+    int g = 1;
+    while (g < cap && g < x)
+        g *= 2;
+    return g;
+}
+
+/* Lanes per row so that one group covers the N columns with 16-byte loads. */
+int spx__plan_spx__plan_group_for_n(int64_t n, spx_dtype dtype)
+{
+    int64_t vec = 16 / (int64_t)spx_dtype_size(dtype);
+    return pow2_at_least((n + vec - 1) / vec, 32);
+}
+
+/* ---- host-side operand of op(A) as CSR (or compressed along k) ---- */
+
+/* A host matrix whose arrays are the CSR of op(A) (outer = 0) or the CSR of
+ * op(A)^T (outer = 1). Sets *tmp when a conversion was needed (caller frees). */
+spx_status spx__plan_spx__plan_host_operand(spx_ctx *ctx, const spx_matrix *A, spx_op op, int outer,
+                               const spx_matrix **csr, spx_matrix **tmp)
+{
+    spx_matrix *host = NULL, *conv = NULL;
+    spx_status s = SPX_OK;
+    *tmp = NULL;
+    if (A->memory == SPX_MEM_DEVICE) {
+        if ((s = spx__cuda_matrix_to_host(ctx, A, &host)))
+            return s;
+        A = host;
+    }
+    /* compressed "along rows of X" where X = op(A) (outer = 0) or op(A)^T */
+    bool want_rows_of_A = (op == SPX_OP_NONE) != (outer != 0);
+    spx_format direct = want_rows_of_A ? SPX_CSR : SPX_CSC;
+    if (A->format != direct)
+        s = spx_matrix_convert(ctx, A, direct, NULL, &conv);
+    if (!s) {
+        const spx_matrix *src = conv ? conv : A;
+        if (src == host) {
+            *tmp = host;
+            host = NULL;
+        } else if (conv) {
+            *tmp = conv;
+            conv = NULL;
+        }
+        *csr = src;
+    }
+    spx_matrix_destroy(conv);
+    spx_matrix_destroy(host);
+    return s;
+}
+
+/* Upload a host compressed matrix as kernel CSR (int64 offsets, int32 indices).
+ * The arrays are CSR of X where X has `rows` rows and `cols` columns. */
+spx_status spx__plan_spx__plan_upload_compressed(spx_ctx *ctx, cuda_plan *P, const spx_matrix *H, int64_t rows,
+                                    int64_t cols, spx_cuda_csr *out)
+{
+    int64_t nnz = H->nnz;
+    spx_status s;
+    int64_t *ptr = NULL;
+    int32_t *idx = NULL;
+    out->rows = rows;
+    out->cols = cols;
+    out->nnz = nnz;
+    out->vals = NULL;
+    if (cols > INT32_MAX)
+        return spx__fail(ctx, SPX_ERR_UNSUPPORTED, "the cuda backend needs fewer than 2^31 columns");
+    if ((s = spx__alloc(ctx, (void **)&ptr, rows + 1, sizeof *ptr, "plan offsets")) ||
+        (s = spx__alloc(ctx, (void **)&idx, nnz, sizeof *idx, "plan indices")))
+        goto done;
+    for (int64_t i = 0; i <= rows; i++)
+        ptr[i] = spx__idx_get(H->offsets, H->itype, i);
+    for (int64_t p = 0; p < nnz; p++)
+        idx[p] = (int32_t)spx__idx_get(H->indices, H->itype, p);
+    if ((s = spx__plan_upload(ctx, P, (void **)&out->rowptr, ptr, (size_t)(rows + 1) * sizeof *ptr, "plan offsets")) ||
+        (s = spx__plan_upload(ctx, P, (void **)&out->colidx, idx, (size_t)nnz * sizeof *idx, "plan indices")))
+        goto done;
+    if (H->dtype != SPX_PATTERN)
+        s = spx__plan_upload(ctx, P, &out->vals, H->values, (size_t)nnz * spx_dtype_size(H->dtype), "plan values");
+done:
+    spx__free(ptr);
+    spx__free(idx);
+    return s;
+}
+
+/* The device CSR of op(A): straight from a device CSR matrix when op is none
+ * (only index types are adapted, on the device), else through the host. */
+static spx_status prepare_csr(spx_ctx *ctx, cuda_plan *P, const spx_matrix *A, spx_cuda_csr *out)
+{
+    cudaStream_t st = spx__cuda(ctx)->stream;
+    if (A->memory == SPX_MEM_DEVICE && A->format == SPX_CSR && P->op == SPX_OP_NONE) {
+        if (A->cols > INT32_MAX)
+            return spx__fail(ctx, SPX_ERR_UNSUPPORTED, "the cuda backend needs fewer than 2^31 columns");
+        out->rows = A->rows;
+        out->cols = A->cols;
+        out->nnz = A->nnz;
+        out->vals = A->values;
+        spx_status s;
+        if (A->itype == SPX_INDEX_I64) {
+            out->rowptr = A->offsets;
+            if ((s = spx__plan_alloc(ctx, P, (void **)&out->colidx, (size_t)A->nnz * 4, "plan indices")))
+                return s;
+            SPX_CUDA_TRY(ctx, spx__cuda_narrow_i64(A->indices, out->colidx, A->nnz, st), "narrowing indices");
+        } else {
+            out->colidx = A->indices;
+            if ((s = spx__plan_alloc(ctx, P, (void **)&out->rowptr, (size_t)(A->rows + 1) * 8, "plan offsets")))
+                return s;
+            SPX_CUDA_TRY(ctx, spx__cuda_widen_i32(A->offsets, out->rowptr, A->rows + 1, st), "widening offsets");
+        }
+        return spx__cuda_sync(ctx);
+    }
+    const spx_matrix *H;
+    spx_matrix *tmp;
+    spx_status s = spx__plan_host_operand(ctx, A, P->op, 0, &H, &tmp);
+    if (!s)
+        s = spx__plan_upload_compressed(ctx, P, H, P->m, P->k, out);
+    spx_matrix_destroy(tmp);
+    return s;
+}
+
+/* ---- row binning (AUTO and the forced row kernels) ---- */
+
+static spx_status build_bins(spx_ctx *ctx, cuda_plan *P, const int64_t bounds[4])
+{
+    cudaStream_t st = spx__cuda(ctx)->stream;
+    int64_t m = P->m;
+    unsigned char *bin = NULL;
+    unsigned long long *counts = NULL, host_counts[2 * NBINS];
+    void *tmp = NULL;
+    size_t tmp_bytes = 0;
+    spx_status s;
+    if ((s = spx__plan_alloc(ctx, P, (void **)&P->rows_sorted, (size_t)m * sizeof(int32_t), "row bins")) ||
+        (s = spx__cuda_alloc(ctx, (void **)&bin, (size_t)m, "row bins")) ||
+        (s = spx__cuda_alloc(ctx, (void **)&counts, sizeof host_counts, "row bins")))
+        goto done;
+    if ((s = spx__cuda_check(ctx, cudaMemsetAsync(counts, 0, sizeof host_counts, st), "row bins")) ||
+        (s = spx__cuda_check(ctx, spx__cuda_row_bins(&P->csr, bounds, bin, counts, counts + NBINS, st),
+                             "row_bins kernel")) ||
+        (s = spx__cuda_check(ctx, spx__cuda_sort_rows_by_bin(bin, m, P->rows_sorted, NULL, &tmp_bytes, st),
+                             "sizing the row sort")) ||
+        (s = spx__cuda_alloc(ctx, &tmp, tmp_bytes, "row sort")) ||
+        (s = spx__cuda_check(ctx, spx__cuda_sort_rows_by_bin(bin, m, P->rows_sorted, tmp, &tmp_bytes, st),
+                             "sorting rows by bin")) ||
+        (s = spx__cuda_download(ctx, host_counts, counts, sizeof host_counts)) ||
+        (s = spx__cuda_sync(ctx)))
+        goto done;
+    int64_t offset = 0;
+    for (int b = 0; b < NBINS; b++) {
+        P->bins[b].nrows = (int64_t)host_counts[b];
+        P->bins[b].nnz = (int64_t)host_counts[NBINS + b];
+        P->bins[b].offset = offset;
+        offset += P->bins[b].nrows;
+    }
+done:
+    spx__cuda_free(ctx, tmp);
+    spx__cuda_free(ctx, counts);
+    spx__cuda_free(ctx, bin);
+    return s;
+}
+
+/* Kernel per bin: a group sized to N for short and medium rows, a warp per
+ * row where rows are long enough to keep 32 lanes busy, several warps per row
+ * for huge rows (or as forced). */
+static void choose_bin_kernels(cuda_plan *P)
+{
+    int gn = spx__plan_group_for_n(P->n, P->dtype);
+    for (int b = 0; b < NBINS; b++) {
+        plan_bin *B = &P->bins[b];
+        B->group = gn;
+        B->warps = 0;
+        switch (P->alg) {
+        case SPX_SPMM_ROW_SPLIT: B->group = gn < 16 ? gn : 16; break;
+        case SPX_SPMM_WARP_ROW: B->group = 32; break;
+        case SPX_SPMM_BLOCK_ROW: B->warps = HUGE_ROW_WARPS; break;
+        default: /* AUTO */
+            if (b == 5)
+                B->warps = HUGE_ROW_WARPS;
+            else if (b >= 3 && P->n >= 64)
+                B->group = 32;
+        }
+        B->alg = B->warps ? SPX_SPMM_BLOCK_ROW : B->group == 32 ? SPX_SPMM_WARP_ROW : SPX_SPMM_ROW_SPLIT;
+    }
+}
+
+/* ---- plan creation ---- */
+
+static const int64_t default_bounds[4] = {8, 32, 256, 4096};
+
+spx_status spx__cuda_spmm_plan_create(spx_ctx *ctx, const spx_spmm_args *a, void **out, char **explain)
+{
+    const spx_matrix *A = a->A;
+    spx_spmm_options opts = a->opts ? *a->opts : (spx_spmm_options){0};
+    int64_t bounds[4];
+    for (int i = 0; i < 4; i++)
+        bounds[i] = opts.bin_bounds[i] > 0 ? opts.bin_bounds[i] : default_bounds[i];
+    for (int i = 1; i < 4; i++)
+        if (bounds[i] < bounds[i - 1])
+            return spx__fail(ctx, SPX_ERR_INVALID_ARGUMENT, "bin bounds must increase (%lld after %lld)",
+                             (long long)bounds[i], (long long)bounds[i - 1]);
+    if (opts.alg < SPX_SPMM_AUTO || opts.alg > SPX_SPMM_GATHER_TC)
+        return spx__fail(ctx, SPX_ERR_INVALID_ARGUMENT, "invalid spmm algorithm %d", (int)opts.alg);
+    if (opts.precision < SPX_PRECISION_EXACT || opts.precision > SPX_PRECISION_F16)
+        return spx__fail(ctx, SPX_ERR_INVALID_ARGUMENT, "invalid precision %d", (int)opts.precision);
+    if (a->m > INT32_MAX || a->k > INT32_MAX)
+        return spx__fail(ctx, SPX_ERR_UNSUPPORTED,
+                         "the cuda backend handles up to 2^31-1 rows and columns (op(A) is %lld x %lld)",
+                         (long long)a->m, (long long)a->k);
+    /* device matrices are checked here once per version (host ones by ops) */
+    if (A->memory == SPX_MEM_DEVICE && ctx->validate && A->checked_version != A->version) {
+        spx_matrix *h = NULL;
+        spx_status s = spx__cuda_matrix_to_host(ctx, A, &h);
+        if (!s)
+            s = spx_matrix_check(ctx, h);
+        spx_matrix_destroy(h);
+        if (s)
+            return s;
+        ((spx_matrix *)A)->checked_version = A->version;
+    }
+
+    cuda_plan *P = spx__calloc(1, sizeof *P);
+    if (!P)
+        return spx__fail(ctx, SPX_ERR_OUT_OF_MEMORY, "out of host memory (spmm plan)");
+    P->op = a->op;
+    P->dtype = a->B->dtype;
+    P->m = a->m;
+    P->k = a->k;
+    P->n = a->n;
+    P->alg = opts.alg;
+    P->precision = opts.precision;
+    P->deterministic = ctx->deterministic;
+    char why[256] = "";
+    spx_status s = SPX_OK;
+    switch (P->alg) {
+    case SPX_SPMM_SELL: s = spx__plan_prepare_sell(ctx, P, A, why, sizeof why); break;
+    case SPX_SPMM_BSR:
+        s = spx__plan_prepare_bsr(ctx, P, A, why, sizeof why);
+        if (!s && P->precision != SPX_PRECISION_EXACT && !spx__cuda_bsr_tc_supported(&P->bsr, P->dtype, P->precision))
+            P->precision = SPX_PRECISION_EXACT; /* block shape not fit for the MMA: exact kernel */
+        break;
+    case SPX_SPMM_OUTER: s = spx__plan_prepare_outer(ctx, P, A); break;
+    case SPX_SPMM_GATHER_TC: s = spx__plan_prepare_gather(ctx, P, A, why, sizeof why); break;
+    case SPX_SPMM_MERGE_PATH:
+        if (!(s = prepare_csr(ctx, P, A, &P->csr))) {
+            P->mp_nwarps = (P->m + P->csr.nnz + MERGE_ITEMS_PER_WARP - 1) / MERGE_ITEMS_PER_WARP;
+            if (P->mp_nwarps < 1)
+                P->mp_nwarps = 1;
+            size_t bytes = (size_t)(P->mp_nwarps + 1) * sizeof(int64_t);
+            if (!(s = spx__plan_alloc(ctx, P, (void **)&P->mp_row, bytes, "merge partition")) &&
+                !(s = spx__plan_alloc(ctx, P, (void **)&P->mp_nnz, bytes, "merge partition")))
+                s = spx__cuda_check(ctx,
+                                    spx__cuda_merge_partition(&P->csr, MERGE_ITEMS_PER_WARP, P->mp_nwarps,
+                                                              P->mp_row, P->mp_nnz, spx__cuda(ctx)->stream),
+                                    "merge partition kernel");
+            if (!s)
+                s = spx__cuda_sync(ctx);
+        }
+        break;
+    default: /* AUTO and the row kernels */
+        if (!(s = prepare_csr(ctx, P, A, &P->csr)) && !(s = build_bins(ctx, P, bounds)))
+            choose_bin_kernels(P);
+        break;
+    }
+    if (s) {
+        spx__cuda_spmm_plan_destroy(P);
+        return s;
+    }
+
+    /* the explanation */
+    size_t cap = 4096;
+    char *txt = spx__malloc(cap);
+    if (txt) {
+        int len = snprintf(txt, cap,
+                           "spmm plan (cuda): op(A) %lld x %lld, nnz %lld, N=%lld, %s, op %s, precision %s%s\n",
+                           (long long)P->m, (long long)P->k, (long long)A->nnz, (long long)P->n,
+                           spx_dtype_name(P->dtype), P->op ? "T" : "N", spx_precision_name(P->precision),
+                           P->deterministic ? ", deterministic" : "");
+        if (P->alg == SPX_SPMM_AUTO || P->alg == SPX_SPMM_ROW_SPLIT || P->alg == SPX_SPMM_WARP_ROW ||
+            P->alg == SPX_SPMM_BLOCK_ROW) {
+            len += snprintf(txt + len, cap - (size_t)len, "%s; rows binned by length:\n",
+                            P->alg == SPX_SPMM_AUTO ? "automatic choice per bin"
+                                                    : "algorithm forced for every row");
+            for (int b = 0; b < NBINS && len < (int)cap; b++) {
+                plan_bin *B = &P->bins[b];
+                char range[64];
+                if (b == 0)
+                    snprintf(range, sizeof range, "0");
+                else if (b == 5)
+                    snprintf(range, sizeof range, "> %lld", (long long)bounds[3]);
+                else
+                    snprintf(range, sizeof range, "%lld-%lld", (long long)(b == 1 ? 1 : bounds[b - 2] + 1),
+                             (long long)bounds[b - 1]);
+                if (!B->nrows)
+                    continue;
+                len += snprintf(txt + len, cap - (size_t)len, "  %-6s (%s entries): %lld rows, %lld nnz -> %s",
+                                bin_names[b], range, (long long)B->nrows, (long long)B->nnz,
+                                spx_spmm_alg_name(B->alg));
+                if (B->warps)
+                    len += snprintf(txt + len, cap - (size_t)len, " (%d warps per row: long rows need more than a warp)\n", B->warps);
+                else
+                    len += snprintf(txt + len, cap - (size_t)len, " (%d lanes per row: %s)\n", B->group,
+                                    B->group == 32 ? "a warp per row keeps 32 lanes busy on long rows"
+                                                   : "one group of lanes covers the N columns with 16-byte loads");
+            }
+        } else {
+            len += snprintf(txt + len, cap - (size_t)len, "algorithm forced for every row: %s%s%s\n",
+                            spx_spmm_alg_name(P->alg), why[0] ? "; " : "", why);
+        }
+        *explain = txt;
+    }
+    *out = P;
+    return SPX_OK;
+}
+

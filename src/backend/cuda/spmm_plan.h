@@ -1,0 +1,62 @@
+/* The CUDA SpMM plan: its layout and the helpers shared by plan construction
+ * (spmm_plan.c), the forced-format preparations (spmm_plan_formats.c) and
+ * execution (spmm_exec.c). */
+#ifndef SPX_SPMM_PLAN_H
+#define SPX_SPMM_PLAN_H
+
+#include "backend/cuda/spmm_cuda.h"
+#include "format/matrix.h"
+
+#define NBINS 6
+#define MAX_OWNED 24
+#define MERGE_ITEMS_PER_WARP 256
+#define HUGE_ROW_WARPS 8
+
+typedef struct plan_bin {
+    spx_spmm_alg alg; /* ROW_SPLIT, WARP_ROW or BLOCK_ROW */
+    int group, warps;
+    int64_t nrows, nnz, offset; /* rows_sorted[offset .. offset + nrows) */
+} plan_bin;
+
+typedef struct cuda_plan {
+    spx_op op;
+    spx_dtype dtype;
+    int64_t m, k, n;
+    spx_spmm_alg alg; /* forced algorithm, or AUTO (binned) */
+    spx_precision precision;
+    int deterministic;
+    spx_cuda_csr csr;   /* op(A) compressed by output rows */
+    spx_cuda_csr outer; /* op(A) compressed along k (OUTER) */
+    spx_cuda_sell sell;
+    spx_cuda_bsr bsr;
+    spx_cuda_gather gather;
+    int32_t *rows_sorted;
+    plan_bin bins[NBINS];
+    int64_t mp_nwarps;
+    int64_t *mp_row, *mp_nnz;
+    void *owned[MAX_OWNED];
+    int nowned;
+} cuda_plan;
+
+/* Persistent device array owned by the plan (freed with it). */
+spx_status spx__plan_alloc(spx_ctx *ctx, cuda_plan *P, void **out, size_t bytes, const char *what);
+spx_status spx__plan_upload(spx_ctx *ctx, cuda_plan *P, void **out, const void *src, size_t bytes,
+                            const char *what);
+/* Host matrix whose arrays are the CSR of op(A) (outer = 0) or of op(A)^T
+ * (outer = 1); *tmp is set when a conversion or copy was made (caller frees). */
+spx_status spx__plan_host_operand(spx_ctx *ctx, const spx_matrix *A, spx_op op, int outer,
+                                  const spx_matrix **csr, spx_matrix **tmp);
+/* Upload compressed arrays (offsets over `rows`, indices, values) as kernel CSR. */
+spx_status spx__plan_upload_compressed(spx_ctx *ctx, cuda_plan *P, const spx_matrix *H, int64_t rows,
+                                       int64_t cols, spx_cuda_csr *out);
+/* Lanes per row so that one group covers N columns with 16-byte loads. */
+int spx__plan_group_for_n(int64_t n, spx_dtype dtype);
+
+/* Forced algorithms that need their own operand form; why receives a note for
+ * the explanation. */
+spx_status spx__plan_prepare_bsr(spx_ctx *ctx, cuda_plan *P, const spx_matrix *A, char *why, size_t whylen);
+spx_status spx__plan_prepare_sell(spx_ctx *ctx, cuda_plan *P, const spx_matrix *A, char *why, size_t whylen);
+spx_status spx__plan_prepare_outer(spx_ctx *ctx, cuda_plan *P, const spx_matrix *A);
+spx_status spx__plan_prepare_gather(spx_ctx *ctx, cuda_plan *P, const spx_matrix *A, char *why, size_t whylen);
+
+#endif

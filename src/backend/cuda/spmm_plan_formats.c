@@ -1,0 +1,301 @@
+/* Operand forms of the forced SpMM algorithms that do not run on plain CSR:
+ * BSR, SELL-C-sigma, outer products (compressed along k) and the dense row
+ * groups of gather-GEMM. */
+#include "backend/cuda/spmm_plan.h"
+#include "format/convert.h"
+
+#include <stdio.h>
+
+/* Distinct br x bc blocks of a host CSR (for deciding whether BSR pays). */
+static spx_status count_blocks(spx_ctx *ctx, const spx_matrix *H, int64_t br, int64_t bc, int64_t *out)
+{
+    int64_t bcols = (H->cols + bc - 1) / bc, count = 0;
+    int64_t *mark = NULL;
+    spx_status s = spx__alloc(ctx, (void **)&mark, bcols > 0 ? bcols : 1, sizeof *mark, "block count");
+    if (s)
+        return s;
+    for (int64_t j = 0; j < bcols; j++)
+        mark[j] = -1;
+    for (int64_t i = 0; i < H->rows; i++) {
+        int64_t b = spx__idx_get(H->offsets, H->itype, i), e = spx__idx_get(H->offsets, H->itype, i + 1);
+        for (int64_t p = b; p < e; p++) {
+            int64_t bj = spx__idx_get(H->indices, H->itype, p) / bc;
+            if (mark[bj] != i / br) {
+                mark[bj] = i / br;
+                count++;
+            }
+        }
+    }
+    spx__free(mark);
+    *out = count;
+    return SPX_OK;
+}
+
+spx_status spx__plan_prepare_bsr(spx_ctx *ctx, cuda_plan *P, const spx_matrix *A, char *why, size_t whylen)
+{
+    spx_matrix *host = NULL, *bsr = NULL, *tmp = NULL;
+    const spx_matrix *src = A;
+    spx_status s = SPX_OK;
+    if (A->memory == SPX_MEM_DEVICE) {
+        if ((s = spx__cuda_matrix_to_host(ctx, A, &host)))
+            return s;
+        src = host;
+    }
+    if (!(src->format == SPX_BSR && P->op == SPX_OP_NONE)) {
+        const spx_matrix *H;
+        if ((s = spx__plan_host_operand(ctx, src, P->op, 0, &H, &tmp)))
+            goto done;
+        /* 16 x 16 blocks feed the tensor cores; take them unless they store
+         * more than 4 values per entry, then 4 x 4 up to 8 per entry */
+        int64_t nb16, nb4;
+        if ((s = count_blocks(ctx, H, 16, 16, &nb16)) || (s = count_blocks(ctx, H, 4, 4, &nb4)))
+            goto done;
+        int64_t bs = nb16 * 256 <= 4 * (H->nnz > 0 ? H->nnz : 1) ? 16 : 4;
+        if (bs == 4 && nb4 * 16 > 8 * (H->nnz > 0 ? H->nnz : 1)) {
+            s = spx__fail(ctx, SPX_ERR_UNSUPPORTED,
+                          "bsr: the matrix has no block structure (4x4 blocks would store %.1f values per entry)",
+                          (double)nb4 * 16 / (double)H->nnz);
+            goto done;
+        }
+        spx_format_params fp = {.block_rows = bs, .block_cols = bs};
+        if ((s = spx_matrix_convert(ctx, H, SPX_BSR, &fp, &bsr)))
+            goto done;
+        snprintf(why, whylen, "converted to %lldx%lld blocks (%.2f stored values per entry)", (long long)bs,
+                 (long long)bs, (double)bsr->nblocks * (double)(bs * bs) / (double)(H->nnz ? H->nnz : 1));
+        src = bsr;
+    } else {
+        snprintf(why, whylen, "the matrix's own %lldx%lld blocks", (long long)src->br, (long long)src->bc);
+    }
+    spx_cuda_bsr *D = &P->bsr;
+    D->rows = src->rows;
+    D->cols = src->cols;
+    D->br = src->br;
+    D->bc = src->bc;
+    D->brows = spx__bsr_block_rows(src);
+    D->nblocks = src->nblocks;
+    {
+        spx_matrix fake = *src; /* reuse the compressed upload for block structure */
+        fake.nnz = src->nblocks;
+        fake.dtype = SPX_PATTERN;
+        spx_cuda_csr c;
+        if ((s = spx__plan_upload_compressed(ctx, P, &fake, D->brows, spx__bsr_block_cols(src), &c)))
+            goto done;
+        D->rowptr = c.rowptr;
+        D->colidx = c.colidx;
+    }
+    D->vals = NULL;
+    if (src->dtype != SPX_PATTERN)
+        s = spx__plan_upload(ctx, P, &D->vals, src->values,
+                        (size_t)(src->nblocks * src->br * src->bc) * spx_dtype_size(src->dtype), "plan blocks");
+done:
+    spx_matrix_destroy(tmp);
+    spx_matrix_destroy(bsr);
+    spx_matrix_destroy(host);
+    return s;
+}
+
+spx_status spx__plan_prepare_sell(spx_ctx *ctx, cuda_plan *P, const spx_matrix *A, char *why, size_t whylen)
+{
+    spx_matrix *host = NULL, *sell = NULL, *tmp = NULL;
+    const spx_matrix *src = A;
+    spx_status s = SPX_OK;
+    int32_t *perm = NULL, *len = NULL;
+    if (A->memory == SPX_MEM_DEVICE) {
+        if ((s = spx__cuda_matrix_to_host(ctx, A, &host)))
+            return s;
+        src = host;
+    }
+    if (!(src->format == SPX_SELL && P->op == SPX_OP_NONE)) {
+        const spx_matrix *H;
+        spx_format_params fp = {.sell_c = 32, .sell_sigma = 1024};
+        if ((s = spx__plan_host_operand(ctx, src, P->op, 0, &H, &tmp)) ||
+            (s = spx_matrix_convert(ctx, H, SPX_SELL, &fp, &sell)))
+            goto done;
+        src = sell;
+        snprintf(why, whylen, "converted to SELL-32-1024");
+    } else {
+        snprintf(why, whylen, "the matrix's own SELL-%lld-%lld", (long long)src->sell_c, (long long)src->sell_sigma);
+    }
+    spx_cuda_sell *D = &P->sell;
+    D->rows = src->rows;
+    D->cols = src->cols;
+    D->nslices = src->nslices;
+    D->c = src->sell_c;
+    int64_t npos = src->nslices * src->sell_c;
+    {
+        spx_matrix fake = *src; /* slice offsets and slot columns */
+        fake.format = SPX_CSR;
+        fake.rows = src->nslices;
+        fake.nnz = src->sell_slots;
+        fake.dtype = SPX_PATTERN;
+        fake.indices = src->indices;
+        spx_cuda_csr c;
+        /* padding slots hold column -1, which the int32 copy keeps */
+        if ((s = spx__plan_upload_compressed(ctx, P, &fake, src->nslices, src->cols, &c)))
+            goto done;
+        D->slice_ptr = c.rowptr;
+        D->colidx = c.colidx;
+    }
+    if ((s = spx__alloc(ctx, (void **)&perm, npos, sizeof *perm, "SELL perm")) ||
+        (s = spx__alloc(ctx, (void **)&len, npos, sizeof *len, "SELL lengths")))
+        goto done;
+    for (int64_t p = 0; p < npos; p++) {
+        perm[p] = (int32_t)spx__idx_get(src->perm, src->itype, p);
+        len[p] = (int32_t)spx__idx_get(src->row_lengths, src->itype, p);
+    }
+    D->vals = NULL;
+    if ((s = spx__plan_upload(ctx, P, (void **)&D->perm, perm, (size_t)npos * 4, "SELL perm")) ||
+        (s = spx__plan_upload(ctx, P, (void **)&D->rowlen, len, (size_t)npos * 4, "SELL lengths")))
+        goto done;
+    if (src->dtype != SPX_PATTERN)
+        s = spx__plan_upload(ctx, P, &D->vals, src->values, (size_t)src->sell_slots * spx_dtype_size(src->dtype),
+                        "SELL values");
+done:
+    spx__free(perm);
+    spx__free(len);
+    spx_matrix_destroy(tmp);
+    spx_matrix_destroy(sell);
+    spx_matrix_destroy(host);
+    return s;
+}
+
+spx_status spx__plan_prepare_outer(spx_ctx *ctx, cuda_plan *P, const spx_matrix *A)
+{
+    if (P->deterministic)
+        return spx__fail(ctx, SPX_ERR_UNSUPPORTED,
+                         "outer: float atomics make it non-deterministic (deterministic mode is on)");
+    if (P->dtype != SPX_F32 && P->dtype != SPX_F64)
+        return spx__fail(ctx, SPX_ERR_UNSUPPORTED, "outer: needs f32 or f64 values (atomics), not %s",
+                         spx_dtype_name(P->dtype));
+    const spx_matrix *H;
+    spx_matrix *tmp;
+    spx_status s = spx__plan_host_operand(ctx, A, P->op, 1, &H, &tmp);
+    if (!s)
+        s = spx__plan_upload_compressed(ctx, P, H, P->k, P->m, &P->outer);
+    spx_matrix_destroy(tmp);
+    return s;
+}
+
+/* GATHER_TC: groups of 16 consecutive rows stored densely over the union of
+ * their columns. */
+spx_status spx__plan_prepare_gather(spx_ctx *ctx, cuda_plan *P, const spx_matrix *A, char *why, size_t whylen)
+{
+    if (P->precision == SPX_PRECISION_EXACT)
+        return spx__fail(ctx, SPX_ERR_UNSUPPORTED,
+                         "gather_tc: needs a tensor-core precision (tf32, bf16 or f16); exact runs on CUDA cores");
+    if (P->dtype == SPX_F64)
+        return spx__fail(ctx, SPX_ERR_UNSUPPORTED, "gather_tc: no tensor-core path for f64 values");
+    const bool tf32 = P->dtype == SPX_F32 && P->precision == SPX_PRECISION_TF32;
+    const int64_t ks = tf32 ? 8 : 16;
+    /* operand type of the tile: float (tf32), else f16 or bf16 */
+    const spx_dtype ht = tf32 ? SPX_F32
+                         : P->dtype == SPX_F16 || (P->dtype == SPX_F32 && P->precision == SPX_PRECISION_F16) ? SPX_F16
+                                                                                                          : SPX_BF16;
+    const spx_matrix *H;
+    spx_matrix *tmp = NULL;
+    spx_status s = spx__plan_host_operand(ctx, A, P->op, 0, &H, &tmp);
+    if (s)
+        return s;
+    int64_t m = H->rows, ngroups = (m + 15) / 16, total = 0;
+    int64_t *stamp = NULL, *uptr = NULL;
+    int32_t *list = NULL, *ucols = NULL, *grows = NULL;
+    void *tile = NULL;
+    if ((s = spx__alloc(ctx, (void **)&stamp, H->cols > 0 ? H->cols : 1, sizeof *stamp, "gather plan")) ||
+        (s = spx__alloc(ctx, (void **)&uptr, ngroups + 1, sizeof *uptr, "gather plan")))
+        goto done;
+    for (int64_t j = 0; j < H->cols; j++)
+        stamp[j] = -1;
+    /* pass 1: union sizes */
+    uptr[0] = 0;
+    int64_t maxu = 0;
+    for (int64_t g = 0; g < ngroups; g++) {
+        int64_t u = 0;
+        for (int64_t i = g * 16; i < m && i < g * 16 + 16; i++)
+            for (int64_t p = spx__idx_get(H->offsets, H->itype, i); p < spx__idx_get(H->offsets, H->itype, i + 1); p++) {
+                int64_t j = spx__idx_get(H->indices, H->itype, p);
+                if (stamp[j] != g) {
+                    stamp[j] = g;
+                    u++;
+                }
+            }
+        u = (u + ks - 1) / ks * ks;
+        maxu = u > maxu ? u : maxu;
+        total += u;
+        uptr[g + 1] = total;
+    }
+    double per_entry = H->nnz ? 16.0 * (double)total / (double)H->nnz : 0.0;
+    int64_t tile_bytes = 16 * total * (int64_t)spx_dtype_size(ht);
+    if (per_entry > 64.0 || tile_bytes > spx__cuda(ctx)->info.global_mem_bytes / 4) {
+        s = spx__fail(ctx, SPX_ERR_UNSUPPORTED,
+                      "gather_tc: groups of 16 rows share too few columns (dense tiles would hold %.1f values per entry)",
+                      per_entry);
+        goto done;
+    }
+    if ((s = spx__alloc(ctx, (void **)&list, maxu > 0 ? maxu : 1, sizeof *list, "gather plan")) ||
+        (s = spx__alloc(ctx, (void **)&ucols, total > 0 ? total : 1, sizeof *ucols, "gather plan")) ||
+        (s = spx__alloc(ctx, (void **)&grows, ngroups * 16, sizeof *grows, "gather plan")) ||
+        (s = spx__alloc_zero(ctx, &tile, total > 0 ? 16 * total : 1, spx_dtype_size(ht), "gather tiles")))
+        goto done;
+    for (int64_t j = 0; j < H->cols; j++)
+        stamp[j] = -1;
+    /* pass 2: sorted unions (a column's slot kept in stamp), then the tiles */
+    for (int64_t g = 0; g < ngroups; g++) {
+        int64_t u = 0, base = uptr[g], U = uptr[g + 1] - base;
+        for (int64_t i = g * 16; i < g * 16 + 16; i++) {
+            grows[i] = i < m ? (int32_t)i : -1;
+            if (i >= m)
+                continue;
+            for (int64_t p = spx__idx_get(H->offsets, H->itype, i); p < spx__idx_get(H->offsets, H->itype, i + 1); p++) {
+                int64_t j = spx__idx_get(H->indices, H->itype, p);
+                if (stamp[j] != -2 - g) {
+                    stamp[j] = -2 - g;
+                    list[u++] = (int32_t)j;
+                }
+            }
+        }
+        /* CSR rows are sorted, so a 16-way union sorts cheaply by insertion of runs; use a plain sort */
+        for (int64_t a = 1; a < u; a++) { /* insertion sort: unions are short (<= a few thousand) */
+            int32_t v = list[a];
+            int64_t b = a - 1;
+            while (b >= 0 && list[b] > v) {
+                list[b + 1] = list[b];
+                b--;
+            }
+            list[b + 1] = v;
+        }
+        for (int64_t t = 0; t < U; t++)
+            ucols[base + t] = t < u ? list[t] : -1;
+        for (int64_t t = 0; t < u; t++)
+            stamp[list[t]] = t; /* slot of column within the union */
+        for (int64_t r = 0; r < 16 && g * 16 + r < m; r++) {
+            int64_t i = g * 16 + r;
+            for (int64_t p = spx__idx_get(H->offsets, H->itype, i); p < spx__idx_get(H->offsets, H->itype, i + 1); p++) {
+                int64_t slot = stamp[spx__idx_get(H->indices, H->itype, p)];
+                double v = H->dtype == SPX_PATTERN ? 1.0 : spx__val_get(H->values, H->dtype, p);
+                spx__val_set(tile, ht, 16 * base + r * U + slot, v);
+            }
+        }
+        for (int64_t t = 0; t < u; t++)
+            stamp[list[t]] = -2 - g;
+    }
+    spx_cuda_gather *G = &P->gather;
+    G->ngroups = ngroups;
+    if ((s = spx__plan_upload(ctx, P, (void **)&G->group_rows, grows, (size_t)(ngroups * 16) * 4, "gather plan")) ||
+        (s = spx__plan_upload(ctx, P, (void **)&G->union_ptr, uptr, (size_t)(ngroups + 1) * 8, "gather plan")) ||
+        (s = spx__plan_upload(ctx, P, (void **)&G->union_cols, ucols, (size_t)total * 4, "gather plan")) ||
+        (s = spx__plan_upload(ctx, P, &G->tile_vals, tile, (size_t)tile_bytes, "gather tiles")))
+        goto done;
+    snprintf(why, whylen, "%lld groups of 16 rows, mean column union %.1f, tiles hold %.2f values per entry (%s operands)",
+             (long long)ngroups, ngroups ? (double)total / (double)ngroups : 0.0, per_entry,
+             tf32 ? "tf32" : spx_dtype_name(ht));
+done:
+    spx__free(stamp);
+    spx__free(uptr);
+    spx__free(list);
+    spx__free(ucols);
+    spx__free(grows);
+    spx__free(tile);
+    spx_matrix_destroy(tmp);
+    return s;
+}
+

@@ -1,0 +1,162 @@
+// Device helpers of the SpMM planner: row-length bins, stable grouping of
+// rows by bin (CUB radix sort), index widening/narrowing and dense transposes
+// (column-major operands are transposed into row-major workspace).
+#include <cub/device/device_radix_sort.cuh>
+
+#include "backend/cuda/device_types.cuh"
+
+extern "C" {
+#include "backend/cuda/spmm_cuda.h"
+}
+
+namespace {
+
+__global__ void bins_kernel(const int64_t *__restrict__ rowptr, int64_t m, int64_t b0, int64_t b1,
+                            int64_t b2, int64_t b3, unsigned char *bin, unsigned long long *counts,
+                            unsigned long long *nnz_per_bin)
+{
+    __shared__ unsigned long long s_count[6], s_nnz[6];
+    if (threadIdx.x < 6) {
+        s_count[threadIdx.x] = 0;
+        s_nnz[threadIdx.x] = 0;
+    }
+    __syncthreads();
+    for (int64_t r = (int64_t)blockIdx.x * blockDim.x + threadIdx.x; r < m;
+         r += (int64_t)gridDim.x * blockDim.x) {
+        int64_t len = rowptr[r + 1] - rowptr[r];
+        unsigned char b = len == 0 ? 0 : len <= b0 ? 1 : len <= b1 ? 2 : len <= b2 ? 3 : len <= b3 ? 4 : 5;
+        bin[r] = b;
+        atomicAdd(&s_count[b], 1ull);
+        atomicAdd(&s_nnz[b], (unsigned long long)len);
+    }
+    __syncthreads();
+    if (threadIdx.x < 6) {
+        atomicAdd(&counts[threadIdx.x], s_count[threadIdx.x]);
+        atomicAdd(&nnz_per_bin[threadIdx.x], s_nnz[threadIdx.x]);
+    }
+}
+
+__global__ void iota_kernel(int32_t *out, int64_t n)
+{
+    for (int64_t i = (int64_t)blockIdx.x * blockDim.x + threadIdx.x; i < n;
+         i += (int64_t)gridDim.x * blockDim.x)
+        out[i] = (int32_t)i;
+}
+
+__global__ void widen_kernel(const int32_t *src, int64_t *dst, int64_t n)
+{
+    for (int64_t i = (int64_t)blockIdx.x * blockDim.x + threadIdx.x; i < n;
+         i += (int64_t)gridDim.x * blockDim.x)
+        dst[i] = src[i];
+}
+
+__global__ void narrow_kernel(const int64_t *src, int32_t *dst, int64_t n)
+{
+    for (int64_t i = (int64_t)blockIdx.x * blockDim.x + threadIdx.x; i < n;
+         i += (int64_t)gridDim.x * blockDim.x)
+        dst[i] = (int32_t)src[i];
+}
+
+// 32 x 32 tiles through shared memory; E is an element of the right size.
+template <typename E>
+__global__ void transpose_kernel(const E *src, int64_t src_ld, E *dst, int64_t dst_ld,
+                                 int64_t rows, int64_t cols)
+{
+    __shared__ E tile[32][33];
+    const int64_t c0 = (int64_t)blockIdx.x * 32;
+    for (int64_t r0 = (int64_t)blockIdx.y * 32; r0 < rows; r0 += (int64_t)gridDim.y * 32) {
+        for (int i = threadIdx.y; i < 32; i += blockDim.y) {
+            int64_t r = r0 + i, c = c0 + threadIdx.x;
+            if (r < rows && c < cols)
+                tile[i][threadIdx.x] = src[r * src_ld + c];
+        }
+        __syncthreads();
+        for (int i = threadIdx.y; i < 32; i += blockDim.y) {
+            int64_t c = c0 + i, r = r0 + threadIdx.x;
+            if (r < rows && c < cols)
+                dst[c * dst_ld + r] = tile[threadIdx.x][i];
+        }
+        __syncthreads();
+    }
+}
+
+unsigned grid_1d(int64_t n)
+{
+    int64_t g = (n + 255) / 256;
+    return (unsigned)(g < 1 ? 1 : (g > 65536 ? 65536 : g));
+}
+
+size_t align_up(size_t x) { return (x + 255) & ~(size_t)255; }
+
+} // namespace
+
+extern "C" cudaError_t spx__cuda_row_bins(const spx_cuda_csr *A, const int64_t bounds[4],
+                                          unsigned char *bin, unsigned long long *counts,
+                                          unsigned long long *nnz_per_bin, cudaStream_t stream)
+{
+    if (A->rows <= 0)
+        return cudaSuccess;
+    bins_kernel<<<grid_1d(A->rows), 256, 0, stream>>>(A->rowptr, A->rows, bounds[0], bounds[1],
+                                                       bounds[2], bounds[3], bin, counts, nnz_per_bin);
+    return cudaGetLastError();
+}
+
+extern "C" cudaError_t spx__cuda_sort_rows_by_bin(const unsigned char *bin, int64_t m,
+                                                  int32_t *rows_out, void *tmp, size_t *tmp_bytes,
+                                                  cudaStream_t stream)
+{
+    /* layout of tmp: sorted keys (m bytes), row ids (m ints), CUB's workspace */
+    size_t cub_bytes = 0;
+    cudaError_t e = cub::DeviceRadixSort::SortPairs(nullptr, cub_bytes, bin, (unsigned char *)nullptr,
+                                                    (const int32_t *)nullptr, rows_out, m, 0, 3, stream);
+    if (e != cudaSuccess)
+        return e;
+    size_t keys_bytes = align_up((size_t)m), ids_bytes = align_up((size_t)m * sizeof(int32_t));
+    if (!tmp) {
+        *tmp_bytes = keys_bytes + ids_bytes + cub_bytes;
+        return cudaSuccess;
+    }
+    unsigned char *keys_out = (unsigned char *)tmp;
+    int32_t *ids = (int32_t *)((char *)tmp + keys_bytes);
+    void *cub_tmp = (char *)tmp + keys_bytes + ids_bytes;
+    iota_kernel<<<grid_1d(m), 256, 0, stream>>>(ids, m);
+    if ((e = cudaGetLastError()) != cudaSuccess)
+        return e;
+    return cub::DeviceRadixSort::SortPairs(cub_tmp, cub_bytes, bin, keys_out, ids, rows_out, m, 0, 3,
+                                           stream);
+}
+
+extern "C" cudaError_t spx__cuda_widen_i32(const int32_t *src, int64_t *dst, int64_t n, cudaStream_t stream)
+{
+    if (n <= 0)
+        return cudaSuccess;
+    widen_kernel<<<grid_1d(n), 256, 0, stream>>>(src, dst, n);
+    return cudaGetLastError();
+}
+
+extern "C" cudaError_t spx__cuda_narrow_i64(const int64_t *src, int32_t *dst, int64_t n, cudaStream_t stream)
+{
+    if (n <= 0)
+        return cudaSuccess;
+    narrow_kernel<<<grid_1d(n), 256, 0, stream>>>(src, dst, n);
+    return cudaGetLastError();
+}
+
+extern "C" cudaError_t spx__cuda_transpose(spx_dtype dtype, const void *src, int64_t src_ld, void *dst,
+                                           int64_t dst_ld, int64_t rows, int64_t cols,
+                                           cudaStream_t stream)
+{
+    if (rows <= 0 || cols <= 0)
+        return cudaSuccess;
+    int64_t gx = (cols + 31) / 32, gy = (rows + 31) / 32;
+    if (gx > 0x7fffffff)
+        return cudaErrorInvalidConfiguration;
+    dim3 grid((unsigned)gx, (unsigned)(gy > 65535 ? 65535 : gy)), block(32, 8);
+    switch (spx_dtype_size(dtype)) {
+    case 2: transpose_kernel<uint16_t><<<grid, block, 0, stream>>>((const uint16_t *)src, src_ld, (uint16_t *)dst, dst_ld, rows, cols); break;
+    case 4: transpose_kernel<uint32_t><<<grid, block, 0, stream>>>((const uint32_t *)src, src_ld, (uint32_t *)dst, dst_ld, rows, cols); break;
+    case 8: transpose_kernel<uint64_t><<<grid, block, 0, stream>>>((const uint64_t *)src, src_ld, (uint64_t *)dst, dst_ld, rows, cols); break;
+    default: return cudaErrorInvalidValue;
+    }
+    return cudaGetLastError();
+}
