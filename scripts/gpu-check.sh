@@ -1,0 +1,80 @@
+#!/usr/bin/env bash
+# On a machine with an NVIDIA GPU: build with CUDA, run every test (GPU tests
+# included), the GPU tests under compute-sanitizer (memcheck, racecheck), and
+# the SpMM/SpGEMM benchmarks. Full logs go to $OUT (default ./out); a short
+# table is printed last.
+#
+#   scripts/gpu-check.sh [quick|full] [--no-sanitizer] [--no-bench] [--bench-args "..."]
+#
+# Real matrices are read from $SPX_DATA_DIR (default: .shared-data if present,
+# else ../shared/data).
+set -uo pipefail
+cd "$(dirname "$0")/.."
+suite=quick; sanitize=1; bench=1; bench_args=""
+while [ $# -gt 0 ]; do
+  case "$1" in
+    quick|full) suite=$1 ;;
+    --no-sanitizer) sanitize=0 ;;
+    --no-bench) bench=0 ;;
+    --bench-args) shift; bench_args=$1 ;;
+    *) echo "usage: $0 [quick|full] [--no-sanitizer] [--no-bench] [--bench-args ARGS]" >&2; exit 2 ;;
+  esac
+  shift
+done
+OUT=${OUT:-out}
+mkdir -p "$OUT"
+data=${SPX_DATA_DIR:-}
+[ -z "$data" ] && [ -d .shared-data ] && data=$PWD/.shared-data
+[ -z "$data" ] && [ -d ../shared/data ] && data=$(cd ../shared/data && pwd)
+export SPX_DATA_DIR=$data
+summary=$OUT/summary.txt
+: > "$summary"
+note() { echo "$*" | tee -a "$summary"; }
+
+nvidia-smi --query-gpu=name,driver_version,memory.total,clocks.sm,clocks.mem --format=csv > "$OUT/gpu.txt" 2>&1
+note "gpu: $(tail -n 1 "$OUT/gpu.txt")"
+note "data: ${data:-none}"
+
+gen=""; command -v ninja >/dev/null 2>&1 && gen="-G Ninja"
+t0=$(date +%s)
+if cmake -S . -B build-gpu $gen -DCMAKE_BUILD_TYPE=Release -DCMAKE_CUDA_ARCHITECTURES=90 -DSPX_WERROR=ON \
+     > "$OUT/build.log" 2>&1 && cmake --build build-gpu -j "$(nproc)" >> "$OUT/build.log" 2>&1; then
+  note "build: ok ($(( $(date +%s) - t0 )) s)"
+else
+  note "build: FAILED (see build.log)"; tail -n 40 "$OUT/build.log"; exit 1
+fi
+
+# every test, GPU ones included
+if (cd build-gpu && ctest --output-on-failure -j 4 --timeout 900) > "$OUT/tests.log" 2>&1; then
+  note "tests: $(grep -E 'tests passed|tests failed' "$OUT/tests.log" | tail -n 1)"
+else
+  note "tests: FAILED: $(grep -E 'tests passed|tests failed' "$OUT/tests.log" | tail -n 1)"
+  grep -E '\(Failed\)|\(SEGFAULT\)|\(Timeout\)|Exception' "$OUT/tests.log" | tee -a "$summary"
+fi
+grep -hE '^(gpu |spmm |spgemm |summary)' "$OUT/tests.log" | tail -n 30 >> "$summary"
+
+if [ $sanitize = 1 ]; then
+  : > "$OUT/sanitizer.log"
+  for t in build-gpu/test_gpu_*; do
+    [ -x "$t" ] || continue
+    for tool in memcheck racecheck; do
+      if SPX_TEST_QUICK=1 compute-sanitizer --tool $tool --error-exitcode 99 "$t" >> "$OUT/sanitizer.log" 2>&1; then
+        note "sanitizer $tool $(basename "$t"): clean"
+      else
+        note "sanitizer $tool $(basename "$t"): ERRORS (see sanitizer.log)"
+      fi
+    done
+  done
+fi
+
+if [ $bench = 1 ]; then
+  build-gpu/spx bench spmm --suite "$suite" ${data:+--data "$data"} --csv "$OUT/bench_spmm.csv" $bench_args \
+    > "$OUT/bench.log" 2>&1 || note "bench spmm: exited with $?"
+  if build-gpu/spx help 2>/dev/null | grep -q "bench spgemm"; then
+    build-gpu/spx bench spgemm --suite "$suite" ${data:+--data "$data"} --csv "$OUT/bench_spgemm.csv" \
+      >> "$OUT/bench.log" 2>&1 || note "bench spgemm: exited with $?"
+  fi
+  echo; echo "== benchmark summary =="
+  sed -n '/^== summary/,$p' "$OUT/bench.log" | tee -a "$summary"
+fi
+echo; echo "== check summary =="; cat "$summary"
