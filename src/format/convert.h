@@ -19,6 +19,8 @@ spx_status spx__bsr_to_csr(spx_ctx *ctx, const spx_matrix *A, spx_matrix **out);
 spx_status spx__csr_to_sell(spx_ctx *ctx, const spx_matrix *A, int64_t c, int64_t sigma,
                             spx_matrix **out);
 spx_status spx__sell_to_csr(spx_ctx *ctx, const spx_matrix *A, spx_matrix **out);
+/* SPX_ERR_INVALID_ARGUMENT unless dup is one of the spx_dup_policy values. */
+spx_status spx__check_dup_policy(spx_ctx *ctx, spx_dup_policy dup);
 /* Any format -> CSR (a copy when A is already CSR). */
 spx_status spx__to_csr(spx_ctx *ctx, const spx_matrix *A, spx_matrix **out);
 
