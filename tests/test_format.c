@@ -2,232 +2,7 @@
  * structures, duplicate policies, transpose, canonicalize, astype and dense
  * conversions. Expected results come from the triplets (format_fixture.h),
  * never from the code under test. */
-#include "format_fixture.h"
-
-/* ---- conversion cases ---- */
-
-typedef struct {
-    spx_format f;
-    spx_format_params p;
-} fmt_case;
-
-static int format_cases(fmt_case *cs, int64_t rows)
-{
-    int n = 0;
-    cs[n++] = (fmt_case){SPX_COO, {0}};
-    cs[n++] = (fmt_case){SPX_CSR, {0}};
-    cs[n++] = (fmt_case){SPX_CSC, {0}};
-    static const int64_t blocks[][2] = {{1, 1}, {2, 3}, {4, 4}, {16, 16}, {3, 5}, {1, 7}, {5, 1}};
-    for (size_t b = 0; b < sizeof blocks / sizeof blocks[0]; b++)
-        cs[n++] = (fmt_case){SPX_BSR, {.block_rows = blocks[b][0], .block_cols = blocks[b][1]}};
-    static const int64_t cvals[] = {1, 4, 32};
-    for (int c = 0; c < 3; c++) {
-        int64_t C = cvals[c], sig[] = {1, C, 4 * C, rows > 0 ? rows : 1};
-        for (int k = 0; k < 4; k++)
-            cs[n++] = (fmt_case){SPX_SELL, {.sell_c = C, .sell_sigma = sig[k]}};
-    }
-    return n;
-}
-#define MAX_CASES 32
-
-static const char *case_name(const fmt_case *c)
-{
-    static char buf[64];
-    if (c->f == SPX_BSR)
-        snprintf(buf, sizeof buf, "bsr %lldx%lld", (long long)c->p.block_rows,
-                 (long long)c->p.block_cols);
-    else if (c->f == SPX_SELL)
-        snprintf(buf, sizeof buf, "sell C=%lld sigma=%lld", (long long)c->p.sell_c,
-                 (long long)c->p.sell_sigma);
-    else
-        snprintf(buf, sizeof buf, "%s", spx_format_name(c->f));
-    return buf;
-}
-
-/* The pattern a conversion to BSR produces: every position of a touched block. */
-static void block_fill(const unsigned char *P, int64_t rows, int64_t cols, int64_t br, int64_t bc,
-                       unsigned char *out)
-{
-    memset(out, 0, (size_t)(rows * cols));
-    for (int64_t i = 0; i < rows; i++)
-        for (int64_t j = 0; j < cols; j++)
-            if (P[i * cols + j]) {
-                int64_t i0 = i / br * br, j0 = j / bc * bc;
-                for (int64_t a = i0; a < i0 + br && a < rows; a++)
-                    for (int64_t b = j0; b < j0 + bc && b < cols; b++)
-                        out[a * cols + b] = 1;
-            }
-}
-
-static int64_t count_pattern(const unsigned char *P, int64_t n)
-{
-    int64_t k = 0;
-    for (int64_t i = 0; i < n; i++)
-        k += P[i];
-    return k;
-}
-
-/* Structure the conversion of a matrix with pattern P into case c must have,
- * derived from P alone. */
-static void check_structure(const spx_matrix *M, const fmt_case *c, const unsigned char *P,
-                            int64_t rows, int64_t cols, const char *what)
-{
-    spx_matrix_info in;
-    spx_matrix_arrays a;
-    spx_matrix_info_get(M, &in);
-    spx_matrix_arrays_get(M, &a);
-    spx_index_type t = in.index_type;
-    int64_t np = count_pattern(P, rows * cols);
-    CHECK(in.format == c->f && in.rows == rows && in.cols == cols, "%s: header", what);
-    if (c->f == SPX_COO || c->f == SPX_CSR || c->f == SPX_CSC)
-        CHECK(in.nnz == np, "%s: nnz %lld, expected %lld", what, (long long)in.nnz, (long long)np);
-    if (c->f == SPX_COO)
-        for (int64_t p = 1; p < in.nnz; p++) {
-            int64_t a0 = fx_ix(a.row_indices, t, p - 1) * cols + fx_ix(a.indices, t, p - 1);
-            int64_t a1 = fx_ix(a.row_indices, t, p) * cols + fx_ix(a.indices, t, p);
-            CHECK(a0 < a1, "%s: COO not sorted and unique at %lld", what, (long long)p);
-        }
-    if (c->f == SPX_BSR) {
-        int64_t br = c->p.block_rows, bc = c->p.block_cols, nb = 0;
-        int64_t gr = (rows + br - 1) / br, gc = (cols + bc - 1) / bc;
-        unsigned char *g = calloc(gr * gc > 0 ? (size_t)(gr * gc) : 1, 1);
-        for (int64_t i = 0; i < rows; i++)
-            for (int64_t j = 0; j < cols; j++)
-                if (P[i * cols + j] && !g[i / br * gc + j / bc]++)
-                    nb++;
-        free(g);
-        CHECK(in.block_rows == br && in.block_cols == bc && in.nblocks == nb,
-              "%s: %lld blocks of %lldx%lld, expected %lld of %lldx%lld", what,
-              (long long)in.nblocks, (long long)in.block_rows, (long long)in.block_cols,
-              (long long)nb, (long long)br, (long long)bc);
-        CHECK(in.nnz == nb * br * bc, "%s: BSR nnz", what);
-    }
-    if (c->f == SPX_SELL) {
-        int64_t C = c->p.sell_c, sigma = c->p.sell_sigma, ns = (rows + C - 1) / C;
-        CHECK(in.sell_c == C && in.sell_sigma == sigma && in.nslices == ns && in.nnz == np,
-              "%s: SELL header C=%lld sigma=%lld slices=%lld nnz=%lld", what, (long long)in.sell_c,
-              (long long)in.sell_sigma, (long long)in.nslices, (long long)in.nnz);
-        if (in.nslices != ns)
-            return;
-        /* expected order: per window, longest first, ties in row order (insertion sort) */
-        int64_t *len = calloc((size_t)(rows + 1), sizeof *len), *perm = calloc((size_t)(rows + 1), sizeof *perm);
-        for (int64_t i = 0; i < rows; i++)
-            len[i] = count_pattern(P + i * cols, cols);
-        for (int64_t i = 0; i < rows; i++) {
-            int64_t k = i;
-            while (k > i / sigma * sigma && len[perm[k - 1]] < len[i]) {
-                perm[k] = perm[k - 1];
-                k--;
-            }
-            perm[k] = i;
-        }
-        int64_t slots = 0;
-        for (int64_t s = 0; s < ns; s++) {
-            int64_t w = 0;
-            for (int64_t pos = s * C; pos < (s + 1) * C; pos++) {
-                int64_t want = pos < rows ? perm[pos] : -1, wl = pos < rows ? len[perm[pos]] : 0;
-                CHECK(fx_ix(a.perm, t, pos) == want && fx_ix(a.row_lengths, t, pos) == wl,
-                      "%s: position %lld holds row %lld (length %lld), expected %lld (%lld)", what,
-                      (long long)pos, (long long)fx_ix(a.perm, t, pos),
-                      (long long)fx_ix(a.row_lengths, t, pos), (long long)want, (long long)wl);
-                w = wl > w ? wl : w;
-            }
-            slots += w * C;
-        }
-        CHECK(in.sell_slots == slots, "%s: %lld slots, expected %lld", what,
-              (long long)in.sell_slots, (long long)slots);
-        free(len);
-        free(perm);
-    }
-}
-
-/* Image of M (read from its arrays) against the triplets' image over pattern P. */
-static void check_image(const spx_matrix *M, const fx_triplets *T, const unsigned char *P,
-                        const char *what)
-{
-    size_t n = T->rows * T->cols > 0 ? (size_t)(T->rows * T->cols) : 1;
-    double *re = malloc(n * sizeof *re), *im = malloc(n * sizeof *im);
-    unsigned char *pat = malloc(n);
-    fx_image(M, re, im, pat);
-    int bad = 0;
-    for (int64_t c = 0; c < T->rows * T->cols && bad < 3; c++) {
-        double want = T->dtype == SPX_PATTERN ? P[c] : T->re[c];
-        if (pat[c] != P[c] || re[c] != want || im[c] != T->im[c]) {
-            bad++;
-            CHECK(0, "%s: (%lld, %lld) holds %g%+gi (stored %d), expected %g%+gi (stored %d)", what,
-                  (long long)(c / T->cols), (long long)(c % T->cols), re[c], im[c], pat[c], want,
-                  T->im[c], P[c]);
-        }
-    }
-    free(re);
-    free(im);
-    free(pat);
-}
-
-/* M through spx_matrix_to_dense (f64, or c128 for complex values) in the given
- * layout with a leading dimension larger than needed, against the triplets'
- * image over pattern P; the gaps beyond each row/column stay untouched. */
-static void check_to_dense(spx_ctx *ctx, const spx_matrix *M, const fx_triplets *T,
-                           const unsigned char *P, spx_layout layout, const char *what)
-{
-    bool cplx = spx__dtype_is_complex(T->dtype);
-    int64_t inner = layout == SPX_ROW_MAJOR ? T->cols : T->rows;
-    int64_t outer = layout == SPX_ROW_MAJOR ? T->rows : T->cols, ld = inner + 3;
-    size_t n = (size_t)(outer * ld + 1) * (cplx ? 2 : 1);
-    double *buf = malloc(n * sizeof *buf);
-    for (size_t k = 0; k < n; k++)
-        buf[k] = -12345.0;
-    spx_dense D = spx_dense_make(buf, T->rows, T->cols, ld, cplx ? SPX_C128 : SPX_F64, layout,
-                                 SPX_MEM_HOST);
-    CHECK_OK(ctx, spx_matrix_to_dense(ctx, M, &D));
-    int bad = 0;
-    for (int64_t i = 0; i < T->rows && bad < 3; i++)
-        for (int64_t j = 0; j < T->cols; j++) {
-            int64_t o = layout == SPX_ROW_MAJOR ? i * ld + j : j * ld + i;
-            double re = cplx ? buf[2 * o] : buf[o], im = cplx ? buf[2 * o + 1] : 0;
-            double want = T->dtype == SPX_PATTERN ? P[i * T->cols + j] : T->re[i * T->cols + j];
-            if (re != want || im != T->im[i * T->cols + j]) {
-                CHECK(0, "%s: to_dense (%lld, %lld) = %g%+gi, expected %g", what, (long long)i,
-                      (long long)j, re, im, want);
-                bad++;
-            }
-        }
-    for (int64_t o = 0; o < outer; o++)
-        for (int64_t k = inner; k < ld; k++)
-            CHECK(buf[(cplx ? 2 : 1) * (o * ld + k)] == -12345.0, "%s: to_dense wrote a gap", what);
-    free(buf);
-}
-
-/* Same header and byte-identical arrays. */
-static void check_same(const spx_matrix *A, const spx_matrix *B, const char *what)
-{
-    spx_matrix_info a, b;
-    spx_matrix_arrays x, y;
-    spx_matrix_info_get(A, &a);
-    spx_matrix_info_get(B, &b);
-    a.owns_data = b.owns_data = 0;
-    CHECK(memcmp(&a, &b, sizeof a) == 0, "%s: headers differ (%lld x %lld, %lld entries vs %lld x %lld, %lld)",
-          what, (long long)a.rows, (long long)a.cols, (long long)a.nnz, (long long)b.rows,
-          (long long)b.cols, (long long)b.nnz);
-    if (memcmp(&a, &b, sizeof a))
-        return;
-    spx_matrix_arrays_get(A, &x);
-    spx_matrix_arrays_get(B, &y);
-    size_t isz = a.index_type == SPX_INDEX_I64 ? 8 : 4, vsz = spx_dtype_size(a.dtype);
-    int64_t noff = a.format == SPX_CSR ? a.rows + 1 : a.format == SPX_CSC ? a.cols + 1
-                 : a.format == SPX_BSR ? (a.rows + a.block_rows - 1) / a.block_rows + 1
-                 : a.format == SPX_SELL ? a.nslices + 1 : 0;
-    int64_t nidx = a.format == SPX_BSR ? a.nblocks : a.format == SPX_SELL ? a.sell_slots : a.nnz;
-    int64_t nval = a.format == SPX_SELL ? a.sell_slots : a.nnz, npos = a.nslices * a.sell_c;
-    CHECK(!noff || !memcmp(x.offsets, y.offsets, (size_t)noff * isz), "%s: offsets differ", what);
-    CHECK(!nidx || !memcmp(x.indices, y.indices, (size_t)nidx * isz), "%s: indices differ", what);
-    CHECK(a.format != SPX_COO || !nidx || !memcmp(x.row_indices, y.row_indices, (size_t)nidx * isz),
-          "%s: row indices differ", what);
-    CHECK(!vsz || !nval || !memcmp(x.values, y.values, (size_t)nval * vsz), "%s: values differ", what);
-    CHECK(!npos || (!memcmp(x.perm, y.perm, (size_t)npos * isz) &&
-                    !memcmp(x.row_lengths, y.row_lengths, (size_t)npos * isz)),
-          "%s: SELL order differs", what);
-}
+#include "format_checks.h"
 
 /* Transpose, transpose back and canonicalize a source matrix S with pattern P. */
 static void check_transforms(spx_ctx *ctx, const spx_matrix *S, const fx_triplets *T,
@@ -658,6 +433,485 @@ static void test_dup_policies(spx_ctx *ctx)
     spx_matrix_destroy(A);
 }
 
+/* ---- canonicalize of wrapped, non-canonical arrays ---- */
+
+static void expect_csr(spx_ctx *ctx, const spx_matrix *C, const int32_t *off, int nrows,
+                       const int32_t *idx, const double *val, int nnz, const char *what)
+{
+    spx_matrix_info in;
+    spx_matrix_arrays a;
+    if (!C || spx_matrix_info_get(C, &in) || spx_matrix_arrays_get(C, &a)) {
+        CHECK(0, "%s: no matrix", what);
+        return;
+    }
+    CHECK_OK(ctx, spx_matrix_check(ctx, C));
+    CHECK(in.nnz == nnz && !memcmp(a.offsets, off, (size_t)(nrows + 1) * 4) &&
+              !memcmp(a.indices, idx, (size_t)nnz * 4) && !memcmp(a.values, val, (size_t)nnz * 8),
+          "%s: wrong arrays", what);
+}
+
+static void test_canonicalize(spx_ctx *ctx)
+{
+    /* row 0 holds column 3 twice and is unsorted; row 2 is unsorted */
+    int32_t off[] = {0, 3, 3, 5}, idx[] = {3, 1, 3, 2, 0};
+    double val[] = {1, 2, 4, 8, 16};
+    spx_matrix *A = NULL, *C = NULL;
+    CHECK_OK(ctx, spx_matrix_wrap_csr(ctx, 3, 4, 5, off, idx, val, SPX_INDEX_I32, SPX_F64,
+                                      SPX_MEM_HOST, &A));
+    CHECK_FAILS(ctx, spx_matrix_convert(ctx, A, SPX_CSC, NULL, &C), SPX_ERR_INVALID_MATRIX,
+                "not sorted");
+    const int32_t want_off[] = {0, 2, 2, 4}, want_idx[] = {1, 3, 0, 2};
+    const struct {
+        spx_dup_policy dup;
+        double v03;
+    } pol[] = {{SPX_DUP_SUM, 5}, {SPX_DUP_MIN, 1}, {SPX_DUP_MAX, 4}, {SPX_DUP_LAST, 4}};
+    for (int k = 0; k < 4; k++) {
+        CHECK_OK(ctx, spx_matrix_canonicalize(ctx, A, pol[k].dup, &C));
+        expect_csr(ctx, C, want_off, 3, want_idx, (double[]){2, pol[k].v03, 16, 8}, 4, "canonical CSR");
+        spx_matrix_destroy(C);
+        C = NULL;
+    }
+    CHECK_FAILS(ctx, spx_matrix_canonicalize(ctx, A, SPX_DUP_ERROR, &C), SPX_ERR_INVALID_MATRIX,
+                "duplicate entry (0, 3) at entries 0 and 2");
+    spx_matrix_destroy(A);
+    /* the same arrays as CSC of a 4 x 3 matrix: the transpose of the above */
+    CHECK_OK(ctx, spx_matrix_wrap_csc(ctx, 4, 3, 5, off, idx, val, SPX_INDEX_I32, SPX_F64,
+                                      SPX_MEM_HOST, &A));
+    CHECK_OK(ctx, spx_matrix_canonicalize(ctx, A, SPX_DUP_SUM, &C));
+    expect_csr(ctx, C, want_off, 3, want_idx, (double[]){2, 5, 16, 8}, 4, "canonical CSC");
+    spx_matrix_destroy(C);
+    C = NULL;
+    spx_matrix_destroy(A);
+    /* broken offsets and out-of-range indices are errors, not repairs */
+    int32_t bad_off[] = {0, 3, 2, 5}, bad_idx[] = {3, 1, 3, 2, 7};
+    spx_matrix_wrap_csr(ctx, 3, 4, 5, bad_off, idx, val, SPX_INDEX_I32, SPX_F64, SPX_MEM_HOST, &A);
+    CHECK_FAILS(ctx, spx_matrix_canonicalize(ctx, A, SPX_DUP_SUM, &C), SPX_ERR_INVALID_MATRIX,
+                "CSR: offsets decrease at 1");
+    spx_matrix_destroy(A);
+    spx_matrix_wrap_csr(ctx, 3, 4, 5, off, bad_idx, val, SPX_INDEX_I32, SPX_F64, SPX_MEM_HOST, &A);
+    CHECK_FAILS(ctx, spx_matrix_canonicalize(ctx, A, SPX_DUP_SUM, &C), SPX_ERR_INVALID_MATRIX,
+                "entry 4 at (2, 7) is outside the 3 x 4 matrix");
+    spx_matrix_destroy(A);
+    /* SELL: row 0 holds column 3 twice (values 1 and 3), unsorted around it */
+    sell_arrays sa = sell_good();
+    sa.idx[0] = 3, sa.idx[2] = 3;
+    A = sell3x5(ctx, &sa, 2);
+    CHECK_FAILS(ctx, spx_matrix_convert(ctx, A, SPX_CSR, NULL, &C), SPX_ERR_INVALID_MATRIX,
+                "row 0 holds column 3 twice");
+    CHECK_OK(ctx, spx_matrix_canonicalize(ctx, A, SPX_DUP_SUM, &C));
+    if (C) {
+        spx_matrix_info in;
+        spx_matrix_info_get(C, &in);
+        double re[15], im[15];
+        unsigned char pat[15];
+        fx_image(C, re, im, pat);
+        CHECK(in.format == SPX_SELL && in.sell_c == 2 && in.sell_sigma == 2 && in.nnz == 3 &&
+                  re[3] == 4 && re[5 + 2] == 2 && re[10 + 4] == 4 && pat[0] == 0,
+              "canonical SELL");
+        CHECK_OK(ctx, spx_matrix_check(ctx, C));
+    }
+    spx_matrix_destroy(C);
+    spx_matrix_destroy(A);
+}
+
+/* ---- astype ---- */
+
+/* A 4 x 5 f64 matrix with an explicit zero, converted to format f. */
+static spx_matrix *small_matrix(spx_ctx *ctx, spx_format f, spx_index_type it)
+{
+    static int64_t ri[] = {0, 0, 1, 2, 3, 3, 3}, ci[] = {0, 4, 2, 1, 0, 3, 4};
+    static double v[] = {-3, 0, 2, 7, 1, -1, 100};
+    int32_t ri32[7], ci32[7];
+    for (int k = 0; k < 7; k++)
+        ri32[k] = (int32_t)ri[k], ci32[k] = (int32_t)ci[k];
+    spx_matrix *A = NULL, *B = NULL;
+    spx_matrix_wrap_coo(ctx, 4, 5, 7, it == SPX_INDEX_I64 ? (void *)ri : ri32,
+                        it == SPX_INDEX_I64 ? (void *)ci : ci32, v, it, SPX_F64, SPX_MEM_HOST, &A);
+    spx_format_params p = {.block_rows = 2, .block_cols = 2, .sell_c = 2, .sell_sigma = 4};
+    CHECK_OK(ctx, spx_matrix_convert(ctx, A, f, &p, &B));
+    spx_matrix_destroy(A);
+    return B;
+}
+
+static void test_astype(spx_ctx *ctx)
+{
+    static const spx_dtype all[] = {SPX_F64, SPX_F32, SPX_F16, SPX_BF16, SPX_I32,
+                                    SPX_I64, SPX_BOOL, SPX_C64, SPX_C128, SPX_PATTERN};
+    static const spx_format fmts[] = {SPX_COO, SPX_CSR, SPX_CSC, SPX_BSR, SPX_SELL};
+    for (int f = 0; f < 5; f++) {
+        spx_matrix *A = small_matrix(ctx, fmts[f], SPX_INDEX_I32);
+        if (!A)
+            continue;
+        double re0[20], im0[20], re[20], im[20];
+        unsigned char pat0[20], pat[20];
+        fx_image(A, re0, im0, pat0);
+        for (int d = 0; d < 10; d++) {
+            spx_matrix *B = NULL, *C = NULL;
+            CHECK_OK(ctx, spx_matrix_astype(ctx, A, all[d], SPX_INDEX_DEFAULT, &B));
+            if (!B)
+                continue;
+            CHECK_OK(ctx, spx_matrix_check(ctx, B));
+            /* back to f64 (c128 from complex): the values each type keeps */
+            spx_dtype back = spx__dtype_is_complex(all[d]) ? SPX_C128 : SPX_F64;
+            CHECK_OK(ctx, spx_matrix_astype(ctx, B, back, SPX_INDEX_I64, &C));
+            if (C) {
+                CHECK_OK(ctx, spx_matrix_check(ctx, C));
+                fx_image(C, re, im, pat);
+                for (int c = 0; c < 20; c++) {
+                    double want = all[d] == SPX_PATTERN ? pat0[c]
+                                : all[d] == SPX_BOOL    ? re0[c] != 0
+                                                        : re0[c];
+                    CHECK(pat[c] == pat0[c] && re[c] == want && im[c] == 0,
+                          "%s -> %s -> %s: cell %d is %g, expected %g", spx_format_name(fmts[f]),
+                          spx_dtype_name(all[d]), spx_dtype_name(back), c, re[c], want);
+                }
+                if (fmts[f] == SPX_SELL && all[d] == SPX_PATTERN) { /* padding stays zero */
+                    spx_matrix_info in;
+                    spx_matrix_arrays a;
+                    spx_matrix_info_get(C, &in);
+                    spx_matrix_arrays_get(C, &a);
+                    for (int64_t k = 0; k < in.sell_slots; k++)
+                        CHECK(((int64_t *)a.indices)[k] >= 0 || ((double *)a.values)[k] == 0,
+                              "SELL padding value from pattern");
+                }
+            }
+            spx_matrix_destroy(B);
+            spx_matrix_destroy(C);
+        }
+        /* index types both ways give the same arrays */
+        spx_matrix *W = NULL, *N = NULL, *A64 = small_matrix(ctx, fmts[f], SPX_INDEX_I64);
+        CHECK_OK(ctx, spx_matrix_astype(ctx, A, SPX_DTYPE_DEFAULT, SPX_INDEX_I64, &W));
+        if (W && A64)
+            check_same(A64, W, "astype i32 -> i64");
+        if (W)
+            CHECK_OK(ctx, spx_matrix_astype(ctx, W, SPX_DTYPE_DEFAULT, SPX_INDEX_I32, &N));
+        if (N)
+            check_same(A, N, "astype i64 -> i32");
+        spx_matrix_destroy(W);
+        spx_matrix_destroy(N);
+        spx_matrix_destroy(A64);
+        spx_matrix_destroy(A);
+    }
+
+    /* errors, each naming the value */
+    int32_t r1[] = {0, 0}, c1[] = {0, 1};
+    double bad[][2] = {{2, 1.5}, {NAN, 1}, {3e9, 1}, {1, INFINITY}, {0x1p63, 1}};
+    struct {
+        spx_dtype to;
+        spx_status st;
+        const char *needle;
+    } ecase[] = {{SPX_I32, SPX_ERR_INVALID_ARGUMENT, "value 1.5 at entry 1 is not an integer"},
+                 {SPX_I64, SPX_ERR_INVALID_ARGUMENT, "at entry 0 is not an integer"},
+                 {SPX_I32, SPX_ERR_OVERFLOW, "value 3000000000 at entry 0 is outside the range of i32"},
+                 {SPX_I64, SPX_ERR_OVERFLOW, "value inf at entry 1 is outside the range of i64"},
+                 {SPX_I64, SPX_ERR_OVERFLOW, "value 9.2233720368547758e+18 at entry 0 is outside"}};
+    spx_matrix *A = NULL, *B = NULL;
+    for (int k = 0; k < 5; k++) {
+        spx_matrix_wrap_coo(ctx, 1, 2, 2, r1, c1, bad[k], SPX_INDEX_I32, SPX_F64, SPX_MEM_HOST, &A);
+        CHECK_FAILS(ctx, spx_matrix_astype(ctx, A, ecase[k].to, SPX_INDEX_DEFAULT, &B), ecase[k].st,
+                    ecase[k].needle);
+        spx_matrix_destroy(A);
+    }
+    double lim[] = {-0x1p63, -2147483648.0};
+    spx_matrix_wrap_coo(ctx, 1, 2, 2, r1, c1, lim, SPX_INDEX_I32, SPX_F64, SPX_MEM_HOST, &A);
+    CHECK_OK(ctx, spx_matrix_astype(ctx, A, SPX_I64, SPX_INDEX_DEFAULT, &B));
+    spx_matrix_destroy(B);
+    B = NULL;
+    CHECK_FAILS(ctx, spx_matrix_astype(ctx, A, SPX_I32, SPX_INDEX_DEFAULT, &B), SPX_ERR_OVERFLOW,
+                "outside the range of i32");
+    spx_matrix_destroy(A);
+    int64_t big[] = {1, (int64_t)1 << 40}, r64[] = {0, 0}, c64[] = {0, (int64_t)1 << 40};
+    spx_matrix_wrap_coo(ctx, 1, 2, 2, r1, c1, big, SPX_INDEX_I32, SPX_I64, SPX_MEM_HOST, &A);
+    CHECK_FAILS(ctx, spx_matrix_astype(ctx, A, SPX_I32, SPX_INDEX_DEFAULT, &B), SPX_ERR_OVERFLOW,
+                "value 1099511627776 at entry 1 is outside the range of i32");
+    spx_matrix_destroy(A);
+    float cz[] = {1, 2, 3, 4};
+    spx_matrix_wrap_coo(ctx, 1, 2, 2, r1, c1, cz, SPX_INDEX_I32, SPX_C64, SPX_MEM_HOST, &A);
+    CHECK_FAILS(ctx, spx_matrix_astype(ctx, A, SPX_F32, SPX_INDEX_DEFAULT, &B), SPX_ERR_UNSUPPORTED,
+                "imaginary parts");
+    CHECK_FAILS(ctx, spx_matrix_astype(ctx, A, (spx_dtype)42, SPX_INDEX_DEFAULT, &B),
+                SPX_ERR_INVALID_ARGUMENT, "invalid value type 42");
+    CHECK_FAILS(ctx, spx_matrix_astype(ctx, A, SPX_F32, (spx_index_type)7, &B),
+                SPX_ERR_INVALID_ARGUMENT, "invalid index type 7");
+    spx_matrix_destroy(A);
+    /* an (unchecked) COO index that does not fit int32 */
+    spx_matrix_wrap_coo(ctx, 4, (int64_t)1 << 41, 2, r64, c64, NULL, SPX_INDEX_I64, SPX_PATTERN,
+                        SPX_MEM_HOST, &A);
+    CHECK_FAILS(ctx, spx_matrix_astype(ctx, A, SPX_DTYPE_DEFAULT, SPX_INDEX_I32, &B),
+                SPX_ERR_OVERFLOW, "does not fit int32");
+    spx_matrix_destroy(A);
+    spx_matrix_wrap_coo(ctx, 4, 4, 2, r64, c64, NULL, SPX_INDEX_I64, SPX_PATTERN, SPX_MEM_HOST, &A);
+    CHECK_FAILS(ctx, spx_matrix_astype(ctx, A, SPX_DTYPE_DEFAULT, SPX_INDEX_I32, &B),
+                SPX_ERR_OVERFLOW, "indices[1] = 1099511627776 does not fit int32 indices");
+    spx_matrix_destroy(A);
+    CHECK(B == NULL, "no output on error");
+
+    /* single rounding: these would round wrongly through float */
+    double f[] = {1 + 0x1p-11 + 0x1p-40, 1 + 0x1p-11, 65520.0, 1 + 0x1p-8 + 0x1p-40, 1 + 0x1p-8,
+                  1 + 3 * 0x1p-8, 0.5, -0.0, NAN};
+    int32_t r9[9] = {0}, c9[9] = {0, 1, 2, 3, 4, 5, 6, 7, 8};
+    spx_matrix_wrap_coo(ctx, 1, 9, 9, r9, c9, f, SPX_INDEX_I32, SPX_F64, SPX_MEM_HOST, &A);
+    spx_matrix *H = NULL, *BF = NULL, *BO = NULL;
+    CHECK_OK(ctx, spx_matrix_astype(ctx, A, SPX_F16, SPX_INDEX_DEFAULT, &H));
+    CHECK_OK(ctx, spx_matrix_astype(ctx, A, SPX_BF16, SPX_INDEX_DEFAULT, &BF));
+    CHECK_OK(ctx, spx_matrix_astype(ctx, A, SPX_BOOL, SPX_INDEX_DEFAULT, &BO));
+    spx_matrix_arrays a;
+    if (H && BF && BO) {
+        spx_matrix_arrays_get(H, &a);
+        const uint16_t *h = a.values;
+        CHECK(h[0] == 0x3c01 && h[1] == 0x3c00 && h[2] == 0x7c00, "f16 rounding %04x %04x %04x",
+              h[0], h[1], h[2]);
+        spx_matrix_arrays_get(BF, &a);
+        const uint16_t *b = a.values;
+        CHECK(b[3] == 0x3f81 && b[4] == 0x3f80 && b[5] == 0x3f82 && (b[8] & 0x7fff) > 0x7f80,
+              "bf16 rounding %04x %04x %04x", b[3], b[4], b[5]);
+        spx_matrix_arrays_get(BO, &a);
+        const uint8_t *o = a.values;
+        CHECK(o[0] == 1 && o[6] == 1 && o[7] == 0 && o[8] == 1, "bool: 0.5, -0, NaN -> 1 0 1");
+    }
+    spx_matrix_destroy(H);
+    spx_matrix_destroy(BF);
+    spx_matrix_destroy(BO);
+    spx_matrix_destroy(A);
+    int64_t iv[] = {((int64_t)1 << 40) + ((int64_t)1 << 32) + 1, ((int64_t)1 << 40) + ((int64_t)1 << 32),
+                    ((int64_t)1 << 60) + ((int64_t)1 << 36) + 1, INT64_MAX};
+    spx_matrix_wrap_coo(ctx, 1, 9, 4, r9, c9, iv, SPX_INDEX_I32, SPX_I64, SPX_MEM_HOST, &A);
+    H = BF = NULL;
+    CHECK_OK(ctx, spx_matrix_astype(ctx, A, SPX_BF16, SPX_INDEX_DEFAULT, &BF));
+    CHECK_OK(ctx, spx_matrix_astype(ctx, A, SPX_F32, SPX_INDEX_DEFAULT, &H));
+    if (H && BF) {
+        spx_matrix_arrays_get(BF, &a);
+        const uint16_t *b = a.values;
+        CHECK(b[0] == 0x5381 && b[1] == 0x5380 && b[3] == 0x5f00, "i64 -> bf16 %04x %04x %04x",
+              b[0], b[1], b[3]);
+        spx_matrix_arrays_get(H, &a);
+        uint32_t u;
+        memcpy(&u, (const float *)a.values + 2, 4);
+        CHECK(u == 0x5d800001u, "i64 -> f32 %08x", u);
+    }
+    spx_matrix_destroy(H);
+    spx_matrix_destroy(BF);
+    spx_matrix_destroy(A);
+}
+
+/* ---- dense conversions ---- */
+
+/* Nonzeros of the 4 x 5 dense test matrix, row by row. */
+static const struct {
+    int i, j;
+    double v;
+} dense_entries[] = {{0, 1, 1e-3}, {1, 0, -2}, {1, 4, NAN}, {2, 2, -0.0}, {3, 3, 0.5}, {3, 4, -0.02}};
+
+static void fill_dense(double *buf, spx_layout layout, int64_t ld)
+{
+    for (int64_t k = 0; k < 6 * 7; k++)
+        buf[k] = 99; /* the gaps must be ignored */
+    for (int i = 0; i < 4; i++)
+        for (int j = 0; j < 5; j++)
+            buf[layout == SPX_ROW_MAJOR ? i * ld + j : j * ld + i] = 0;
+    for (int k = 0; k < 6; k++)
+        buf[layout == SPX_ROW_MAJOR ? dense_entries[k].i * ld + dense_entries[k].j
+                                    : dense_entries[k].j * ld + dense_entries[k].i] = dense_entries[k].v;
+}
+
+static void test_dense(spx_ctx *ctx)
+{
+    double rm[6 * 7], cm[6 * 7];
+    fill_dense(rm, SPX_ROW_MAJOR, 7);
+    fill_dense(cm, SPX_COL_MAJOR, 6);
+    spx_dense Dr = spx_dense_make(rm, 4, 5, 7, SPX_F64, SPX_ROW_MAJOR, SPX_MEM_HOST);
+    spx_dense Dc = spx_dense_make(cm, 4, 5, 6, SPX_F64, SPX_COL_MAJOR, SPX_MEM_HOST);
+    /* drop_tol: which entries stay, by magnitude (NaN always stays, -0 never) */
+    const struct {
+        double tol;
+        int keep[6];
+    } tols[] = {{0, {1, 1, 1, 0, 1, 1}}, {0.01, {0, 1, 1, 0, 1, 1}}, {0.5, {0, 1, 1, 0, 0, 0}}};
+    for (int t = 0; t < 3; t++)
+        for (int l = 0; l < 2; l++) {
+            spx_matrix *A = NULL;
+            CHECK_OK(ctx, spx_matrix_from_dense(ctx, l ? &Dc : &Dr, tols[t].tol, SPX_FORMAT_DEFAULT,
+                                                NULL, SPX_INDEX_DEFAULT, &A));
+            if (!A)
+                continue;
+            spx_matrix_info in;
+            spx_matrix_arrays a;
+            spx_matrix_info_get(A, &in);
+            spx_matrix_arrays_get(A, &a);
+            CHECK(in.format == SPX_CSR && in.index_type == SPX_INDEX_I32, "from_dense default CSR");
+            int64_t q = 0;
+            bool ok = true;
+            int32_t rowptr[5] = {0};
+            for (int k = 0; k < 6; k++) {
+                if (!tols[t].keep[k])
+                    continue;
+                double v = ((double *)a.values)[q];
+                ok = ok && q < in.nnz && ((int32_t *)a.indices)[q] == dense_entries[k].j &&
+                     (v == dense_entries[k].v || (isnan(v) && isnan(dense_entries[k].v)));
+                rowptr[dense_entries[k].i + 1]++;
+                q++;
+            }
+            for (int i = 0; i < 4; i++)
+                rowptr[i + 1] += rowptr[i];
+            CHECK(ok && in.nnz == q && !memcmp(a.offsets, rowptr, sizeof rowptr),
+                  "from_dense tol %g %s-major: wrong entries", tols[t].tol, l ? "column" : "row");
+            spx_matrix_destroy(A);
+        }
+    /* every format, and back to dense in the other layout */
+    for (spx_format f = SPX_COO; f <= SPX_SELL; f++) {
+        spx_matrix *A = NULL;
+        spx_format_params p = {.block_rows = 3, .block_cols = 2, .sell_c = 2};
+        CHECK_OK(ctx, spx_matrix_from_dense(ctx, &Dr, 0, f, &p, SPX_INDEX_I64, &A));
+        if (!A)
+            continue;
+        spx_matrix_info in;
+        spx_matrix_info_get(A, &in);
+        CHECK(in.format == f && in.index_type == SPX_INDEX_I64, "from_dense into %s", spx_format_name(f));
+        CHECK_OK(ctx, spx_matrix_check(ctx, A));
+        double back[6 * 7];
+        for (int k = 0; k < 6 * 7; k++)
+            back[k] = 99;
+        spx_dense B = spx_dense_make(back, 4, 5, 6, SPX_F64, SPX_COL_MAJOR, SPX_MEM_HOST);
+        CHECK_OK(ctx, spx_matrix_to_dense(ctx, A, &B));
+        for (int k = 0; k < 6 * 7; k++)
+            CHECK(back[k] == cm[k] || (isnan(back[k]) && isnan(cm[k])),
+                  "%s to dense: element %d is %g, expected %g", spx_format_name(f), k, back[k], cm[k]);
+        spx_matrix_destroy(A);
+    }
+    /* every dense value type round trips */
+    static const spx_dtype dts[] = {SPX_F32, SPX_F64, SPX_F16, SPX_BF16, SPX_I32,
+                                    SPX_I64, SPX_BOOL, SPX_C64, SPX_C128};
+    for (int d = 0; d < 9; d++) {
+        unsigned char src[12 * 16], dst[12 * 16];
+        int nz = 0;
+        for (int k = 0; k < 12; k++) {
+            double v = k % 3 ? 0 : (dts[d] == SPX_BOOL ? 1 : k - 5);
+            double im = spx__dtype_is_complex(dts[d]) && k == 4 ? -1 : 0; /* only imaginary */
+            fx_set_val(src, dts[d], k, v, im);
+            nz += v != 0 || im != 0;
+        }
+        spx_dense S = spx_dense_make(src, 3, 4, 4, dts[d], SPX_ROW_MAJOR, SPX_MEM_HOST);
+        spx_dense T = spx_dense_make(dst, 3, 4, 4, dts[d], SPX_ROW_MAJOR, SPX_MEM_HOST);
+        memset(dst, 0x5a, sizeof dst);
+        spx_matrix *A = NULL;
+        spx_matrix_info in;
+        CHECK_OK(ctx, spx_matrix_from_dense(ctx, &S, 0, SPX_COO, NULL, SPX_INDEX_DEFAULT, &A));
+        if (!A)
+            continue;
+        spx_matrix_info_get(A, &in);
+        CHECK(in.dtype == dts[d] && in.nnz == nz, "%s: %lld entries, expected %d",
+              spx_dtype_name(dts[d]), (long long)in.nnz, nz);
+        CHECK_OK(ctx, spx_matrix_to_dense(ctx, A, &T));
+        CHECK(!memcmp(src, dst, 12 * spx_dtype_size(dts[d])), "%s dense round trip",
+              spx_dtype_name(dts[d]));
+        spx_matrix_destroy(A);
+    }
+
+    /* errors */
+    spx_matrix *A = NULL;
+    CHECK_FAILS(ctx, spx_matrix_from_dense(ctx, &Dr, -1, SPX_CSR, NULL, SPX_INDEX_DEFAULT, &A),
+                SPX_ERR_INVALID_ARGUMENT, "drop_tol -1");
+    CHECK_FAILS(ctx, spx_matrix_from_dense(ctx, &Dr, NAN, SPX_CSR, NULL, SPX_INDEX_DEFAULT, &A),
+                SPX_ERR_INVALID_ARGUMENT, "drop_tol nan");
+    CHECK_FAILS(ctx, spx_matrix_from_dense(ctx, &Dr, 0, (spx_format)9, NULL, SPX_INDEX_DEFAULT, &A),
+                SPX_ERR_INVALID_ARGUMENT, "invalid format 9");
+    spx_dense Dbad = spx_dense_make(rm, 4, 5, 4, SPX_F64, SPX_ROW_MAJOR, SPX_MEM_HOST);
+    CHECK_FAILS(ctx, spx_matrix_from_dense(ctx, &Dbad, 0, SPX_CSR, NULL, SPX_INDEX_DEFAULT, &A),
+                SPX_ERR_INVALID_ARGUMENT, "leading dimension 4 < 5");
+    spx_dense Ddev = spx_dense_make(rm, 4, 5, 7, SPX_F64, SPX_ROW_MAJOR, SPX_MEM_DEVICE);
+    CHECK_FAILS(ctx, spx_matrix_from_dense(ctx, &Ddev, 0, SPX_CSR, NULL, SPX_INDEX_DEFAULT, &A),
+                SPX_ERR_UNSUPPORTED, "device memory");
+    CHECK(A == NULL, "no output on error");
+    CHECK_OK(ctx, spx_matrix_from_dense(ctx, &Dr, 0, SPX_CSR, NULL, SPX_INDEX_DEFAULT, &A));
+    CHECK_FAILS(ctx, spx_matrix_to_dense(ctx, A, &Ddev), SPX_ERR_UNSUPPORTED, "device memory");
+    spx_dense Dt = spx_dense_make(cm, 5, 4, 6, SPX_F64, SPX_COL_MAJOR, SPX_MEM_HOST);
+    CHECK_FAILS(ctx, spx_matrix_to_dense(ctx, A, &Dt), SPX_ERR_SHAPE,
+                "matrix A is 4 x 5 but dense D is 5 x 4");
+    spx_matrix_destroy(A);
+    /* a failed conversion leaves D untouched */
+    int32_t r1[] = {0, 1}, c1[] = {0, 1};
+    double vals[] = {2, 1.5};
+    int32_t out[4] = {7, 7, 7, 7};
+    spx_dense Di = spx_dense_make(out, 2, 2, 2, SPX_I32, SPX_ROW_MAJOR, SPX_MEM_HOST);
+    spx_matrix_wrap_coo(ctx, 2, 2, 2, r1, c1, vals, SPX_INDEX_I32, SPX_F64, SPX_MEM_HOST, &A);
+    CHECK_FAILS(ctx, spx_matrix_to_dense(ctx, A, &Di), SPX_ERR_INVALID_ARGUMENT,
+                "value 1.5 at entry 1 is not an integer");
+    CHECK(out[0] == 7 && out[1] == 7 && out[2] == 7 && out[3] == 7, "D untouched on error");
+    spx_matrix_destroy(A);
+    float cv[] = {1, 2, 3, 4};
+    spx_matrix_wrap_coo(ctx, 2, 2, 2, r1, c1, cv, SPX_INDEX_I32, SPX_C64, SPX_MEM_HOST, &A);
+    CHECK_FAILS(ctx, spx_matrix_to_dense(ctx, A, &Dr), SPX_ERR_SHAPE, "2 x 2");
+    spx_dense D2 = spx_dense_make(rm, 2, 2, 2, SPX_F64, SPX_ROW_MAJOR, SPX_MEM_HOST);
+    CHECK_FAILS(ctx, spx_matrix_to_dense(ctx, A, &D2), SPX_ERR_UNSUPPORTED, "imaginary parts");
+    spx_matrix_destroy(A);
+    spx_matrix_wrap_coo(ctx, 2, 2, 2, r1, c1, vals, SPX_INDEX_I32, SPX_F64, SPX_MEM_DEVICE, &A);
+    CHECK_FAILS(ctx, spx_matrix_to_dense(ctx, A, &D2), SPX_ERR_UNSUPPORTED, "device memory");
+    spx_matrix_destroy(A);
+}
+
+/* ---- allocation failures: every one is reported and nothing leaks ---- */
+
+enum { OP_COUNT = 17 };
+
+static spx_status run_op(spx_ctx *ctx, int op, spx_matrix *const *in, spx_matrix **out)
+{
+    static double dense[12] = {0, 1, 0, 2, 3, 0, 0, 0, 4, 5, 0, 6};
+    spx_dense D = spx_dense_make(dense, 3, 4, 4, SPX_F64, SPX_ROW_MAJOR, SPX_MEM_HOST);
+    double buf[12];
+    spx_dense E = spx_dense_make(buf, 3, 4, 4, SPX_F64, SPX_ROW_MAJOR, SPX_MEM_HOST);
+    spx_format_params p = {.block_rows = 2, .block_cols = 3, .sell_c = 2, .sell_sigma = 4};
+    switch (op) {
+    case 0: return spx_matrix_convert(ctx, in[0], SPX_CSR, NULL, out);
+    case 1: return spx_matrix_convert(ctx, in[0], SPX_CSC, NULL, out);
+    case 2: return spx_matrix_convert(ctx, in[1], SPX_BSR, &p, out);
+    case 3: return spx_matrix_convert(ctx, in[1], SPX_SELL, &p, out);
+    case 4: return spx_matrix_convert(ctx, in[2], SPX_SELL, &p, out);
+    case 5: return spx_matrix_convert(ctx, in[3], SPX_COO, NULL, out);
+    case 6: case 7: case 8: case 9: return spx_matrix_transpose(ctx, in[op - 6], out);
+    case 10: return spx_matrix_canonicalize(ctx, in[0], SPX_DUP_SUM, out);
+    case 11: return spx_matrix_canonicalize(ctx, in[4], SPX_DUP_SUM, out);
+    case 12: return spx_matrix_canonicalize(ctx, in[3], SPX_DUP_SUM, out);
+    case 13: return spx_matrix_astype(ctx, in[2], SPX_F16, SPX_INDEX_I64, out);
+    case 14: return spx_matrix_from_dense(ctx, &D, 0, SPX_BSR, &p, SPX_INDEX_DEFAULT, out);
+    case 15: return spx_matrix_to_dense(ctx, in[0], &E);
+    default: return spx_matrix_to_dense(ctx, in[3], &E);
+    }
+}
+
+static void test_alloc_failures(spx_ctx *ctx)
+{
+    fx_triplets T;
+    fx_make(ctx, &T, 3, 4, 9, FX_RANDOM, SPX_F64, SPX_INDEX_I32, test_seed);
+    spx_matrix *in[5] = {T.coo, NULL, NULL, NULL, NULL};
+    spx_format_params p = {.block_rows = 2, .block_cols = 2, .sell_c = 2, .sell_sigma = 2};
+    CHECK_OK(ctx, spx_matrix_convert(ctx, T.coo, SPX_CSR, NULL, &in[1]));
+    CHECK_OK(ctx, spx_matrix_convert(ctx, T.coo, SPX_BSR, &p, &in[2]));
+    CHECK_OK(ctx, spx_matrix_convert(ctx, T.coo, SPX_SELL, &p, &in[3]));
+    int32_t off[] = {0, 3, 3, 5}, idx[] = {3, 1, 3, 2, 0};
+    double val[] = {1, 2, 4, 8, 16};
+    CHECK_OK(ctx, spx_matrix_wrap_csr(ctx, 3, 4, 5, off, idx, val, SPX_INDEX_I32, SPX_F64,
+                                      SPX_MEM_HOST, &in[4]));
+    for (int op = 0; op < OP_COUNT && in[1] && in[2] && in[3]; op++) {
+        for (long k = 1; k < 1000; k++) {
+            long live = spx__debug_live_allocations();
+            spx_matrix *out = NULL;
+            spx__debug_fail_alloc_after(k);
+            spx_status s = run_op(ctx, op, in, &out);
+            spx__debug_fail_alloc_after(0);
+            if (s == SPX_OK) {
+                spx_matrix_destroy(out);
+                break;
+            }
+            CHECK(s == SPX_ERR_OUT_OF_MEMORY && out == NULL &&
+                      spx__debug_live_allocations() == live,
+                  "operation %d with allocation %ld failing: %s (%s), %ld leaked", op, k,
+                  spx_status_name(s), spx_last_error(ctx), spx__debug_live_allocations() - live);
+        }
+    }
+    for (int k = 1; k < 5; k++)
+        spx_matrix_destroy(in[k]);
+    fx_free(&T);
+}
+
 int main(void)
 {
     test_init();
@@ -671,6 +925,10 @@ int main(void)
     test_blocked_edges(ctx);
     test_check_rejects(ctx);
     test_dup_policies(ctx);
+    test_canonicalize(ctx);
+    test_astype(ctx);
+    test_dense(ctx);
+    test_alloc_failures(ctx);
     CHECK(spx__debug_live_allocations() == live, "%ld allocations leaked",
           spx__debug_live_allocations() - live);
     spx_ctx_destroy(ctx);
