@@ -46,7 +46,7 @@ static inline double fx_bf16(uint16_t b)
     return f;
 }
 
-/* Exact encodings of small dyadic values (k/8 with |k| < 256). */
+/* Exact encodings of dyadic values that fit (11 significant bits for f16, 8 for bf16). */
 static inline uint16_t fx_to_half(double v)
 {
     if (v == 0)
@@ -103,8 +103,8 @@ static inline void fx_set_val(void *v, spx_dtype t, int64_t p, double re, double
 typedef enum { FX_RANDOM, FX_FEW_ROWS, FX_DENSE_ROW } fx_shape;
 
 /* nnz triplets (about a quarter repeating an earlier position) of the given
- * shape; values k/8 (floats), k (integers), 0/1 (bool), so that every sum of
- * duplicates is exact in every value type. */
+ * shape; values k/8 (floats; k/2 for bf16), k (integers), 0/1 (bool), so that
+ * every sum of duplicates is exact in every value type. */
 static inline void fx_make(spx_ctx *ctx, fx_triplets *T, int64_t rows, int64_t cols, int64_t nnz,
                            fx_shape shape, spx_dtype dtype, spx_index_type itype, uint64_t seed)
 {
@@ -152,6 +152,8 @@ static inline void fx_make(spx_ctx *ctx, fx_triplets *T, int64_t rows, int64_t c
             re = (double)spx__rand_below(&st, 2);
         else if (spx__dtype_is_int(dtype))
             re = (double)((int64_t)spx__rand_below(&st, 101) - 50);
+        else if (dtype == SPX_BF16) /* 8 significant bits: sums of k/2 stay exact */
+            re = (double)((int64_t)spx__rand_below(&st, 17) - 8) / 2;
         else
             re = (double)((int64_t)spx__rand_below(&st, 129) - 64) / 8;
         if (spx__dtype_is_complex(dtype))

@@ -32,33 +32,35 @@ static int64_t block_row_end(const spx_matrix *A, int64_t bi, int64_t br)
     return A->rows - bi * br < br ? A->rows : bi * br + br;
 }
 
-/* Block columns of each block row, sorted: every block (bi, bj) is first
- * bucketed by bj (block rows ascending), then the buckets are dealt back to
- * their block rows in bj order. mark[bj] holds the last block row that saw bj. */
-static void bsr_pattern(const spx_matrix *A, int64_t br, int64_t bc, int64_t brows, int64_t bcols,
-                        int64_t *mark, int64_t *colptr, int64_t *bucket, int64_t *next,
-                        spx_matrix *B)
+/* Visit each distinct block (bi, bj) of A once, block rows in order (mark[bj]
+ * holds the last block row that saw bj). Without bucket: count the blocks
+ * into col[bj + 1] and note where each block row starts in row_start. With
+ * bucket: append bi to bucket[col[bj]++]. Returns the number of blocks. */
+static int64_t walk_blocks(const spx_matrix *A, int64_t br, int64_t bc, int64_t *mark,
+                           int64_t *col, int64_t *row_start, int64_t *bucket)
 {
     spx_index_type t = A->itype;
+    int64_t brows = spx__ceil_div(A->rows, br), bcols = spx__ceil_div(A->cols, bc), n = 0;
     for (int64_t bj = 0; bj < bcols; bj++)
         mark[bj] = -1;
     for (int64_t bi = 0; bi < brows; bi++) {
+        if (row_start)
+            row_start[bi] = n;
         int64_t b = spx__idx_get(A->offsets, t, bi * br);
         int64_t e = spx__idx_get(A->offsets, t, block_row_end(A, bi, br));
         for (int64_t p = b; p < e; p++) {
             int64_t bj = spx__idx_get(A->indices, t, p) / bc;
-            if (mark[bj] != bi) {
-                mark[bj] = bi;
-                bucket[colptr[bj]++] = bi;
-            }
+            if (mark[bj] == bi)
+                continue;
+            mark[bj] = bi;
+            n++;
+            if (bucket)
+                bucket[col[bj]++] = bi;
+            else
+                col[bj + 1]++;
         }
     }
-    for (int64_t bi = 0; bi < brows; bi++)
-        next[bi] = spx__idx_get(B->offsets, t, bi);
-    int64_t q = 0;
-    for (int64_t bj = 0; bj < bcols; bj++)
-        for (; q < colptr[bj]; q++)
-            spx__idx_set(B->indices, t, next[bucket[q]]++, bj);
+    return n;
 }
 
 spx_status spx__csr_to_bsr(spx_ctx *ctx, const spx_matrix *A, int64_t br, int64_t bc,
@@ -80,22 +82,7 @@ spx_status spx__csr_to_bsr(spx_ctx *ctx, const spx_matrix *A, int64_t br, int64_
         goto done;
 
     /* count the blocks of each block row and of each block column */
-    for (int64_t bj = 0; bj < bcols; bj++)
-        mark[bj] = -1;
-    int64_t nblocks = 0;
-    for (int64_t bi = 0; bi < brows; bi++) {
-        next[bi] = nblocks;
-        int64_t b = spx__idx_get(A->offsets, t, bi * br);
-        int64_t e = spx__idx_get(A->offsets, t, block_row_end(A, bi, br));
-        for (int64_t p = b; p < e; p++) {
-            int64_t bj = spx__idx_get(A->indices, t, p) / bc;
-            if (mark[bj] != bi) {
-                mark[bj] = bi;
-                colptr[bj + 1]++;
-                nblocks++;
-            }
-        }
-    }
+    int64_t nblocks = walk_blocks(A, br, bc, mark, colptr, next, NULL);
     next[brows] = nblocks;
     int64_t per_block, total = 0;
     bool ovf = spx__mul_overflows(br, bc, &per_block) && nblocks > 0;
@@ -116,9 +103,14 @@ spx_status spx__csr_to_bsr(spx_ctx *ctx, const spx_matrix *A, int64_t br, int64_
         goto done;
     for (int64_t bi = 0; bi <= brows; bi++)
         spx__idx_set(B->offsets, t, bi, next[bi]);
+    /* sorted block columns: bucket the blocks by block column (block rows
+     * ascending), then deal each bucket back to its block rows in bj order */
     for (int64_t bj = 0; bj < bcols; bj++)
         colptr[bj + 1] += colptr[bj];
-    bsr_pattern(A, br, bc, brows, bcols, mark, colptr, bucket, next, B);
+    walk_blocks(A, br, bc, mark, colptr, NULL, bucket);
+    for (int64_t q = 0, bj = 0; bj < bcols; bj++)
+        for (; q < colptr[bj]; q++)
+            spx__idx_set(B->indices, t, next[bucket[q]]++, bj);
 
     /* values: mark[bj] becomes the slot of block bj in the current block row */
     size_t vsz = spx_dtype_size(A->dtype);

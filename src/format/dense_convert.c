@@ -61,8 +61,10 @@ spx_status spx_matrix_from_dense(spx_ctx *ctx, const spx_dense *D, double drop_t
     for (int64_t i = 0; i < rows; i++)
         for (int64_t j = 0; j < cols; j++)
             nnz += keep(D, i, j, drop_tol);
-    if (itype == SPX_INDEX_DEFAULT)
-        itype = spx__index_type_for(nnz > rows ? (nnz > cols ? nnz : cols) : (rows > cols ? rows : cols));
+    if (itype == SPX_INDEX_DEFAULT) {
+        int64_t largest = rows > cols ? rows : cols;
+        itype = spx__index_type_for(nnz > largest ? nnz : largest);
+    }
     spx_matrix *C = NULL;
     if ((s = spx__matrix_create(ctx, SPX_CSR, rows, cols, nnz, itype, D->dtype, &C)))
         return s;
