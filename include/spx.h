@@ -517,6 +517,11 @@ typedef struct spx_spmm_options {
     /* Row-length bin boundaries for the planner: bins are [0], [1, b0], (b0, b1],
      * (b1, b2], (b2, b3], (b3, inf). Zeros take the defaults 8, 32, 256, 4096. */
     int64_t bin_bounds[4];
+    /* Columns of B and C processed together by the row kernels (CUDA). When B
+     * is larger than the L2 cache and A has no locality, narrow panels let each
+     * B row segment come from DRAM once per panel, at the cost of reading A once
+     * per panel. 0: the planner decides from the L2 size; -1: never panel. */
+    int64_t panel_cols;
 } spx_spmm_options;
 
 SPX_API const char *spx_spmm_alg_name(spx_spmm_alg alg);

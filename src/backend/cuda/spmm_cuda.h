@@ -109,11 +109,12 @@ cudaError_t spx__cuda_scale(const spx_cuda_dense_args *d, int64_t m);
 /* dst (cols x rows, ld dst_ld) = src^T (rows x cols, ld src_ld), element type by dtype. */
 cudaError_t spx__cuda_transpose(spx_dtype dtype, const void *src, int64_t src_ld, void *dst,
                                 int64_t dst_ld, int64_t rows, int64_t cols, cudaStream_t stream);
-/* Row lengths and bin of every row: bin[i] in 0..5 by the bounds; counts[6]
- * and nnz_per_bin[6] accumulated (must be zeroed). */
+/* Row lengths and bin of every row: bin[i] in 0..5 by the bounds; stats
+ * (14 values, zeroed by the caller) accumulates 6 row counts, 6 entry counts
+ * per bin, then the lower and upper bandwidth (max i - j, max j - i). Column
+ * indices must be sorted within rows. */
 cudaError_t spx__cuda_row_bins(const spx_cuda_csr *A, const int64_t bounds[4], unsigned char *bin,
-                               unsigned long long *counts, unsigned long long *nnz_per_bin,
-                               cudaStream_t stream);
+                               unsigned long long *stats, cudaStream_t stream);
 /* Stable partition of rows by bin: rows_out[] lists rows of bin 0, then 1, ...
  * in increasing order within each bin. tmp: workspace of tmp_bytes (query
  * with tmp == NULL). */

@@ -63,7 +63,8 @@ __global__ void __launch_bounds__(256) outer_kernel(const outer_params<T> p)
             }
             const int64_t left = len - c * G;
             const int cnt = left >= G ? G : (left > 0 ? (int)left : 0);
-            for (int j = 0; j < G; j++) {
+            const int jmax = (int)__reduce_max_sync(SPX_FULL_MASK, (unsigned)cnt);
+            for (int j = 0; j < jmax; j++) {
                 const int rj = __shfl_sync(SPX_FULL_MASK, row, j, G);
                 const T vj = __shfl_sync(SPX_FULL_MASK, v, j, G);
                 if (j < cnt)

@@ -53,7 +53,7 @@ static int pow2_at_least(int64_t x, int cap)
 }
 
 /* Lanes per row so that one group covers the N columns with 16-byte loads. */
-int spx__plan_spx__plan_group_for_n(int64_t n, spx_dtype dtype)
+int spx__plan_group_for_n(int64_t n, spx_dtype dtype)
 {
     int64_t vec = 16 / (int64_t)spx_dtype_size(dtype);
     return pow2_at_least((n + vec - 1) / vec, 32);
@@ -63,7 +63,7 @@ int spx__plan_spx__plan_group_for_n(int64_t n, spx_dtype dtype)
 
 /* A host matrix whose arrays are the CSR of op(A) (outer = 0) or the CSR of
  * op(A)^T (outer = 1). Sets *tmp when a conversion was needed (caller frees). */
-spx_status spx__plan_spx__plan_host_operand(spx_ctx *ctx, const spx_matrix *A, spx_op op, int outer,
+spx_status spx__plan_host_operand(spx_ctx *ctx, const spx_matrix *A, spx_op op, int outer,
                                const spx_matrix **csr, spx_matrix **tmp)
 {
     spx_matrix *host = NULL, *conv = NULL;
@@ -97,7 +97,7 @@ spx_status spx__plan_spx__plan_host_operand(spx_ctx *ctx, const spx_matrix *A, s
 
 /* Upload a host compressed matrix as kernel CSR (int64 offsets, int32 indices).
  * The arrays are CSR of X where X has `rows` rows and `cols` columns. */
-spx_status spx__plan_spx__plan_upload_compressed(spx_ctx *ctx, cuda_plan *P, const spx_matrix *H, int64_t rows,
+spx_status spx__plan_upload_compressed(spx_ctx *ctx, cuda_plan *P, const spx_matrix *H, int64_t rows,
                                     int64_t cols, spx_cuda_csr *out)
 {
     int64_t nnz = H->nnz;
@@ -170,7 +170,7 @@ static spx_status build_bins(spx_ctx *ctx, cuda_plan *P, const int64_t bounds[4]
     cudaStream_t st = spx__cuda(ctx)->stream;
     int64_t m = P->m;
     unsigned char *bin = NULL;
-    unsigned long long *counts = NULL, host_counts[2 * NBINS];
+    unsigned long long *counts = NULL, host_counts[2 * NBINS + 2];
     void *tmp = NULL;
     size_t tmp_bytes = 0;
     spx_status s;
@@ -179,7 +179,7 @@ static spx_status build_bins(spx_ctx *ctx, cuda_plan *P, const int64_t bounds[4]
         (s = spx__cuda_alloc(ctx, (void **)&counts, sizeof host_counts, "row bins")))
         goto done;
     if ((s = spx__cuda_check(ctx, cudaMemsetAsync(counts, 0, sizeof host_counts, st), "row bins")) ||
-        (s = spx__cuda_check(ctx, spx__cuda_row_bins(&P->csr, bounds, bin, counts, counts + NBINS, st),
+        (s = spx__cuda_check(ctx, spx__cuda_row_bins(&P->csr, bounds, bin, counts, st),
                              "row_bins kernel")) ||
         (s = spx__cuda_check(ctx, spx__cuda_sort_rows_by_bin(bin, m, P->rows_sorted, NULL, &tmp_bytes, st),
                              "sizing the row sort")) ||
@@ -196,6 +196,8 @@ static spx_status build_bins(spx_ctx *ctx, cuda_plan *P, const int64_t bounds[4]
         P->bins[b].offset = offset;
         offset += P->bins[b].nrows;
     }
+    P->lower_bw = (int64_t)host_counts[2 * NBINS];
+    P->upper_bw = (int64_t)host_counts[2 * NBINS + 1];
 done:
     spx__cuda_free(ctx, tmp);
     spx__cuda_free(ctx, counts);
@@ -203,12 +205,39 @@ done:
     return s;
 }
 
-/* Kernel per bin: a group sized to N for short and medium rows, a warp per
- * row where rows are long enough to keep 32 lanes busy, several warps per row
- * for huge rows (or as forced). */
+/* Column panels. When B does not fit in (half) the L2 cache and the rows of A
+ * reach far apart (bandwidth times N does not fit either), every B row
+ * segment would come from DRAM once per entry; processing the columns in
+ * panels of w makes the panel's slice of B (k x w) stay in L2, at the price of
+ * reading A once per panel. Chosen when that moves fewer bytes. */
+static int64_t choose_panel(const cuda_plan *P, int64_t l2_bytes, int64_t forced)
+{
+    int64_t es = (int64_t)spx_dtype_size(P->dtype), min_w = 32 / es;
+    if (forced > 0)
+        return forced < P->n ? forced : 0;
+    if (forced < 0 || P->n <= min_w)
+        return 0;
+    int64_t budget = l2_bytes / 2;
+    int64_t band = P->lower_bw + P->upper_bw + 1;
+    if (P->k * P->n * es <= budget || band * P->n * es <= budget)
+        return 0; /* B, or the part of B that neighbouring rows touch, stays in L2 anyway */
+    int64_t w = min_w;
+    while (w * 2 < P->n && P->k * (w * 2) * es <= budget)
+        w *= 2;
+    double nnz = (double)P->csr.nnz, a_bytes = nnz * (4.0 + (double)es) + 8.0 * (double)P->m;
+    double seg = (double)(P->n * es > 32 ? P->n * es : 32);
+    double direct = nnz * seg, panelled = (double)((P->n + w - 1) / w) * a_bytes + (double)(P->k * P->n * es);
+    return panelled < 0.8 * direct ? w : 0;
+}
+
+/* Kernel per bin: a group sized to N (or to the column panel) for short and
+ * medium rows, a warp per row where rows are long enough to keep 32 lanes
+ * busy, several warps per row for huge rows (or as forced). */
 static void choose_bin_kernels(cuda_plan *P)
 {
-    int gn = spx__plan_group_for_n(P->n, P->dtype);
+    int64_t vec = 16 / (int64_t)spx_dtype_size(P->dtype);
+    int gn = P->panel > 0 ? (int)(P->panel / vec > 32 ? 32 : (P->panel / vec > 0 ? P->panel / vec : 1))
+                          : spx__plan_group_for_n(P->n, P->dtype);
     for (int b = 0; b < NBINS; b++) {
         plan_bin *B = &P->bins[b];
         B->group = gn;
@@ -220,7 +249,7 @@ static void choose_bin_kernels(cuda_plan *P)
         default: /* AUTO */
             if (b == 5)
                 B->warps = HUGE_ROW_WARPS;
-            else if (b >= 3 && P->n >= 64)
+            else if (b >= 3 && P->n >= 64 && P->panel == 0)
                 B->group = 32;
         }
         B->alg = B->warps ? SPX_SPMM_BLOCK_ROW : B->group == 32 ? SPX_SPMM_WARP_ROW : SPX_SPMM_ROW_SPLIT;
@@ -301,8 +330,11 @@ spx_status spx__cuda_spmm_plan_create(spx_ctx *ctx, const spx_spmm_args *a, void
         }
         break;
     default: /* AUTO and the row kernels */
-        if (!(s = prepare_csr(ctx, P, A, &P->csr)) && !(s = build_bins(ctx, P, bounds)))
+        if (!(s = prepare_csr(ctx, P, A, &P->csr)) && !(s = build_bins(ctx, P, bounds))) {
+            if (P->alg == SPX_SPMM_AUTO)
+                P->panel = choose_panel(P, spx__cuda(ctx)->info.l2_bytes, opts.panel_cols);
             choose_bin_kernels(P);
+        }
         break;
     }
     if (s) {
@@ -324,6 +356,14 @@ spx_status spx__cuda_spmm_plan_create(spx_ctx *ctx, const spx_spmm_args *a, void
             len += snprintf(txt + len, cap - (size_t)len, "%s; rows binned by length:\n",
                             P->alg == SPX_SPMM_AUTO ? "automatic choice per bin"
                                                     : "algorithm forced for every row");
+            if (P->panel > 0)
+                len += snprintf(txt + len, cap - (size_t)len,
+                                "  columns in panels of %lld: B (%.0f MB) exceeds half the L2 and rows reach "
+                                "%lld columns apart, so each panel's slice of B (%.1f MB) is kept in L2 and A is "
+                                "read %lld times\n",
+                                (long long)P->panel, (double)(P->k * P->n) * (double)spx_dtype_size(P->dtype) / 1e6,
+                                (long long)(P->lower_bw + P->upper_bw), (double)(P->k * P->panel) * (double)spx_dtype_size(P->dtype) / 1e6,
+                                (long long)((P->n + P->panel - 1) / P->panel));
             for (int b = 0; b < NBINS && len < (int)cap; b++) {
                 plan_bin *B = &P->bins[b];
                 char range[64];

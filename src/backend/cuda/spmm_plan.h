@@ -32,6 +32,8 @@ typedef struct cuda_plan {
     spx_cuda_gather gather;
     int32_t *rows_sorted;
     plan_bin bins[NBINS];
+    int64_t panel;              /* columns per tile of the row kernels (0: as wide as the group allows) */
+    int64_t lower_bw, upper_bw; /* bandwidths of op(A) */
     int64_t mp_nwarps;
     int64_t *mp_row, *mp_nnz;
     void *owned[MAX_OWNED];

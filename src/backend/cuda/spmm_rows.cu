@@ -83,8 +83,9 @@ __global__ void __launch_bounds__(256) rows_kernel(const rows_params<T> p)
             }
             const int64_t left = len - c * G;
             const int cnt = left >= G ? G : (left > 0 ? (int)left : 0);
+            const int jmax = (int)__reduce_max_sync(SPX_FULL_MASK, (unsigned)cnt);
 #pragma unroll 4
-            for (int j = 0; j < G; j++) {
+            for (int j = 0; j < jmax; j++) {
                 const int cj = __shfl_sync(SPX_FULL_MASK, col, j, G);
                 const A vj = __shfl_sync(SPX_FULL_MASK, v, j, G);
                 if (j < cnt && count > 0)

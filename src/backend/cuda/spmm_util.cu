@@ -11,29 +11,34 @@ extern "C" {
 
 namespace {
 
-__global__ void bins_kernel(const int64_t *__restrict__ rowptr, int64_t m, int64_t b0, int64_t b1,
-                            int64_t b2, int64_t b3, unsigned char *bin, unsigned long long *counts,
-                            unsigned long long *nnz_per_bin)
+__global__ void bins_kernel(const int64_t *__restrict__ rowptr, const int32_t *__restrict__ colidx,
+                            int64_t m, int64_t b0, int64_t b1, int64_t b2, int64_t b3, unsigned char *bin,
+                            unsigned long long *stats)
 {
-    __shared__ unsigned long long s_count[6], s_nnz[6];
-    if (threadIdx.x < 6) {
-        s_count[threadIdx.x] = 0;
-        s_nnz[threadIdx.x] = 0;
-    }
+    __shared__ unsigned long long s[14];
+    if (threadIdx.x < 14)
+        s[threadIdx.x] = 0;
     __syncthreads();
     for (int64_t r = (int64_t)blockIdx.x * blockDim.x + threadIdx.x; r < m;
          r += (int64_t)gridDim.x * blockDim.x) {
-        int64_t len = rowptr[r + 1] - rowptr[r];
+        int64_t start = rowptr[r], len = rowptr[r + 1] - start;
         unsigned char b = len == 0 ? 0 : len <= b0 ? 1 : len <= b1 ? 2 : len <= b2 ? 3 : len <= b3 ? 4 : 5;
         bin[r] = b;
-        atomicAdd(&s_count[b], 1ull);
-        atomicAdd(&s_nnz[b], (unsigned long long)len);
+        atomicAdd(&s[b], 1ull);
+        atomicAdd(&s[6 + b], (unsigned long long)len);
+        if (len > 0) {
+            int64_t lo = r - colidx[start], hi = colidx[start + len - 1] - r;
+            if (lo > 0)
+                atomicMax(&s[12], (unsigned long long)lo);
+            if (hi > 0)
+                atomicMax(&s[13], (unsigned long long)hi);
+        }
     }
     __syncthreads();
-    if (threadIdx.x < 6) {
-        atomicAdd(&counts[threadIdx.x], s_count[threadIdx.x]);
-        atomicAdd(&nnz_per_bin[threadIdx.x], s_nnz[threadIdx.x]);
-    }
+    if (threadIdx.x < 12)
+        atomicAdd(&stats[threadIdx.x], s[threadIdx.x]);
+    else if (threadIdx.x < 14)
+        atomicMax(&stats[threadIdx.x], s[threadIdx.x]);
 }
 
 __global__ void iota_kernel(int32_t *out, int64_t n)
@@ -91,13 +96,12 @@ size_t align_up(size_t x) { return (x + 255) & ~(size_t)255; }
 } // namespace
 
 extern "C" cudaError_t spx__cuda_row_bins(const spx_cuda_csr *A, const int64_t bounds[4],
-                                          unsigned char *bin, unsigned long long *counts,
-                                          unsigned long long *nnz_per_bin, cudaStream_t stream)
+                                          unsigned char *bin, unsigned long long *stats, cudaStream_t stream)
 {
     if (A->rows <= 0)
         return cudaSuccess;
-    bins_kernel<<<grid_1d(A->rows), 256, 0, stream>>>(A->rowptr, A->rows, bounds[0], bounds[1],
-                                                       bounds[2], bounds[3], bin, counts, nnz_per_bin);
+    bins_kernel<<<grid_1d(A->rows), 256, 0, stream>>>(A->rowptr, A->colidx, A->rows, bounds[0], bounds[1],
+                                                       bounds[2], bounds[3], bin, stats);
     return cudaGetLastError();
 }
 
