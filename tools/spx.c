@@ -23,6 +23,10 @@ static void usage(FILE *f)
             "       block-sparse --rows R --cols C --block RxC --density P\n"
             "       pruned --rows R --cols C --sparsity S\n"
             "       nm --rows R --cols C --nm N:M\n"
+            "  bench spmm [--suite quick|full] [--matrix F]... [--gen SPEC]... [--n LIST]\n"
+            "       [--algs LIST] [--precision P] [--csv F] [--json F] [--data DIR] ...\n"
+            "                                           spx vs cuSPARSE vs cuBLAS (CUDA builds;\n"
+            "                                           'spx bench help' lists the options)\n"
             "  help                                     this text\n"
             "\n"
             "Common options: --dtype f32|f64|f16|bf16|i32|i64|bool|pattern, --index i32|i64,\n"
@@ -39,7 +43,8 @@ int main(int argc, char **argv)
     static const struct {
         const char *name;
         int (*run)(int, char **);
-    } cmds[] = {{"info", cmd_info}, {"convert", cmd_convert}, {"spmm", cmd_spmm}, {"gen", cmd_gen}};
+    } cmds[] = {{"info", cmd_info}, {"convert", cmd_convert}, {"spmm", cmd_spmm}, {"gen", cmd_gen},
+                {"bench", cmd_bench}};
     const char *c = argv[1];
     if (strcmp(c, "help") == 0 || strcmp(c, "--help") == 0 || strcmp(c, "-h") == 0) {
         usage(stdout);

@@ -1,0 +1,434 @@
+/* spx bench: one matrix at each N. Rotated device operands, the float64 host
+ * reference, event timing, result checks, and the spx algorithms. */
+#ifdef SPX_HAVE_CUDA
+#include "bench.h"
+
+#include <math.h>
+#include <stdlib.h>
+#include <string.h>
+
+/* Rows of the float64 host check (plus the longest row). */
+#define SAMPLE_ROWS 512
+/* Repeats never drop below this when the time budget cuts them. */
+#define MIN_REPEATS 10
+
+bool bench_cuda_ok(cudaError_t e, const char *what, char *err, size_t en)
+{
+    if (e == cudaSuccess)
+        return true;
+    snprintf(err, en, "%s: %s (%s)", what, cudaGetErrorString(e), cudaGetErrorName(e));
+    return false;
+}
+
+bool bench_healthy(bench *b)
+{
+    if (b->broken)
+        return false;
+    /* an error that survives clearing and a second synchronisation is sticky */
+    (void)cudaGetLastError();
+    cudaError_t e = cudaDeviceSynchronize();
+    if (e != cudaSuccess) {
+        (void)cudaGetLastError();
+        e = cudaDeviceSynchronize();
+    }
+    if (e == cudaSuccess)
+        return true;
+    b->broken = true;
+    snprintf(b->broken_msg, sizeof b->broken_msg, "the CUDA context is unusable (%s: %s)",
+             cudaGetErrorName(e), cudaGetErrorString(e));
+    fprintf(stderr, "spx bench: %s; nothing more can run\n", b->broken_msg);
+    return false;
+}
+
+double bench_median(double *t, int n)
+{
+    qsort(t, (size_t)n, sizeof *t, cli_cmp_double);
+    return n % 2 ? t[n / 2] : 0.5 * (t[n / 2 - 1] + t[n / 2]);
+}
+
+static bool elapsed_ms(cudaEvent_t from, cudaEvent_t to, double *ms, char *err, size_t en)
+{
+    float f = 0;
+    if (!bench_cuda_ok(cudaEventElapsedTime(&f, from, to), "cudaEventElapsedTime", err, en))
+        return false;
+    *ms = f;
+    return true;
+}
+
+bool bench_time_once(bench *b, bench_step fn, bench_job *j, void *arg, double *ms, char *err,
+                     size_t en)
+{
+    return bench_cuda_ok(cudaEventRecord(b->ev[0], b->stream), "cudaEventRecord", err, en) &&
+           fn(b, j, arg, 0, err, en) &&
+           bench_cuda_ok(cudaEventRecord(b->ev[1], b->stream), "cudaEventRecord", err, en) &&
+           bench_cuda_ok(cudaEventSynchronize(b->ev[1]), "waiting for the run", err, en) &&
+           elapsed_ms(b->ev[0], b->ev[1], ms, err, en);
+}
+
+bool bench_time(bench *b, bench_job *j, bench_step fn, void *arg, bench_row *r)
+{
+    char *err = r->reason;
+    size_t en = sizeof r->reason;
+    cudaEvent_t *ev = b->ev;
+    int64_t reps = b->o.repeat;
+    int set = 0;
+    if (b->o.warmup > 0) {
+        double ms = 0;
+        if (!bench_cuda_ok(cudaEventRecord(ev[0], b->stream), "cudaEventRecord", err, en))
+            return false;
+        for (int64_t w = 0; w < b->o.warmup; w++, set = (set + 1) % j->nsets)
+            if (!fn(b, j, arg, set, err, en))
+                return false;
+        if (!bench_cuda_ok(cudaEventRecord(ev[1], b->stream), "cudaEventRecord", err, en) ||
+            !bench_cuda_ok(cudaEventSynchronize(ev[1]), "warm-up runs", err, en) ||
+            !elapsed_ms(ev[0], ev[1], &ms, err, en))
+            return false;
+        /* keep slow implementations inside the time budget */
+        double per_run = ms / (double)b->o.warmup;
+        if (per_run > 0 && per_run * (double)reps > b->o.budget_ms) {
+            int64_t fit = (int64_t)(b->o.budget_ms / per_run);
+            int64_t least = reps < MIN_REPEATS ? reps : MIN_REPEATS;
+            reps = fit > least ? fit : least;
+        }
+    }
+    for (int64_t i = 0; i < reps; i++, set = (set + 1) % j->nsets) {
+        if (!bench_cuda_ok(cudaEventRecord(ev[2 + 2 * i], b->stream), "cudaEventRecord", err, en) ||
+            !fn(b, j, arg, set, err, en) ||
+            !bench_cuda_ok(cudaEventRecord(ev[3 + 2 * i], b->stream), "cudaEventRecord", err, en))
+            return false;
+    }
+    if (!bench_cuda_ok(cudaStreamSynchronize(b->stream), "timed runs", err, en))
+        return false;
+    double *t = malloc(sizeof *t * (size_t)reps);
+    if (!t) {
+        snprintf(err, en, "out of host memory for %lld times", (long long)reps);
+        return false;
+    }
+    bool ok = true;
+    for (int64_t i = 0; ok && i < reps; i++)
+        ok = elapsed_ms(ev[2 + 2 * i], ev[3 + 2 * i], &t[i], err, en);
+    if (ok) {
+        r->median_ms = bench_median(t, (int)reps);
+        r->min_ms = t[0];
+        r->repeats = (int)reps;
+    }
+    free(t);
+    return ok;
+}
+
+/* ---- result checks ----------------------------------------------------------- */
+
+/* Relative Frobenius error of x against ref; infinite where x is not finite. */
+static double rel_error(const float *x, const float *ref, size_t count)
+{
+    double num = 0, den = 0;
+    for (size_t i = 0; i < count; i++) {
+        double xi = x[i], ri = ref[i];
+        if (!isfinite(xi))
+            return INFINITY;
+        num += (xi - ri) * (xi - ri);
+        den += ri * ri;
+    }
+    return den > 0 ? sqrt(num / den) : sqrt(num);
+}
+
+/* The same on the sampled rows, against the float64 host product. */
+static double rel_error_rows(const bench_job *j)
+{
+    double num = 0, den = 0;
+    for (int r = 0; r < j->nsample; r++) {
+        const float *x = j->cwork + (size_t)j->sample[r] * (size_t)j->n;
+        const double *ref = j->ref_rows + (size_t)r * (size_t)j->n;
+        for (int64_t c = 0; c < j->n; c++) {
+            if (!isfinite(x[c]))
+                return INFINITY;
+            num += (x[c] - ref[c]) * (x[c] - ref[c]);
+            den += ref[c] * ref[c];
+        }
+    }
+    return den > 0 ? sqrt(num / den) : sqrt(num);
+}
+
+void bench_check(bench *b, bench_job *j, bench_step fn, void *arg, bench_row *r, bool reference)
+{
+    char *err = r->reason;
+    size_t en = sizeof r->reason, count = (size_t)j->m * (size_t)j->n;
+    r->check = CHECK_FAIL;
+    /* An element the run does not write fails the check. spx promises that
+     * beta = 0 overwrites NaN, so its C is poisoned with NaN (0xFF bytes); the
+     * libraries do not document that, so theirs gets 0x7E bytes, 8.4e37. */
+    int poison = strcmp(r->impl, "spx") == 0 ? 0xFF : 0x7E;
+    if (!bench_cuda_ok(cudaMemsetAsync(j->dC[0], poison, count * sizeof(float), b->stream),
+                       "poisoning C", err, en) ||
+        !fn(b, j, arg, 0, err, en) ||
+        !bench_cuda_ok(cudaStreamSynchronize(b->stream), "check run", err, en) ||
+        !bench_cuda_ok(cudaMemcpy(j->cwork, j->dC[0], count * sizeof(float), cudaMemcpyDeviceToHost),
+                       "copying C to the host", err, en)) {
+        r->state = ROW_ERROR;
+        b->failures++;
+        bench_healthy(b);
+        return;
+    }
+    r->err_rows = rel_error_rows(j);
+    r->err_ref = j->has_ref ? rel_error(j->cwork, j->cref, count) : NAN;
+    bool ok = r->err_rows <= r->bound && (!j->has_ref || r->err_ref <= r->bound);
+    r->check = ok ? CHECK_OK : CHECK_FAIL;
+    if (ok && reference && !j->has_ref) { /* the first good cuSPARSE result is the reference */
+        float *t = j->cref;
+        j->cref = j->cwork;
+        j->cwork = t;
+        j->has_ref = true;
+    }
+    if (!ok) {
+        b->failures++;
+        fprintf(stderr,
+                "spx bench: CHECK FAILED: %s %s on %s, N=%lld: relative error %.3g against "
+                "cuSPARSE, %.3g against float64 host rows (bound %.0e)\n",
+                r->impl, r->alg, r->matrix, (long long)r->n, r->err_ref, r->err_rows, r->bound);
+    }
+}
+
+/* ---- one matrix at one N ----------------------------------------------------- */
+
+static void job_free(bench_job *j)
+{
+    for (int s = 0; s < j->nsets; s++) {
+        if (j->dB && j->dB[s])
+            (void)cudaFree(j->dB[s]);
+        if (j->dC && j->dC[s])
+            (void)cudaFree(j->dC[s]);
+    }
+    free(j->dB);
+    free(j->dC);
+    free(j->hB);
+    free(j->sample);
+    free(j->ref_rows);
+    free(j->cref);
+    free(j->cwork);
+    free(j->explain);
+    memset(j, 0, sizeof *j);
+}
+
+/* Sampled rows of A*B (set 0) in float64 on the host. */
+static bool job_reference(bench_job *j, char *err, size_t en)
+{
+    const bench_mat *M = j->mat;
+    bool i64 = M->info.index_type == SPX_INDEX_I64;
+    int ns = j->m <= SAMPLE_ROWS ? (int)j->m : SAMPLE_ROWS + 1;
+    j->sample = malloc(sizeof *j->sample * (size_t)ns);
+    j->ref_rows = calloc((size_t)ns * (size_t)j->n, sizeof *j->ref_rows);
+    if (!j->sample || !j->ref_rows) {
+        snprintf(err, en, "out of host memory for the reference rows");
+        return false;
+    }
+    for (int r = 0; r < ns; r++)
+        j->sample[r] = j->m <= SAMPLE_ROWS ? r : r < SAMPLE_ROWS ? r * j->m / SAMPLE_ROWS
+                                                                   : M->longest_row;
+    j->nsample = ns;
+    const float *val = M->ha.values;
+    for (int r = 0; r < ns; r++) {
+        double *out = j->ref_rows + (size_t)r * (size_t)j->n;
+        int64_t i = j->sample[r];
+        for (int64_t p = bench_idx(M->ha.offsets, i64, i); p < bench_idx(M->ha.offsets, i64, i + 1); p++) {
+            const float *brow = j->hB + (size_t)bench_idx(M->ha.indices, i64, p) * (size_t)j->n;
+            for (int64_t c = 0; c < j->n; c++)
+                out[c] += (double)val[p] * brow[c];
+        }
+    }
+    return true;
+}
+
+/* Device sets of B (random) and C, host copies of B, and the references. */
+static bool job_setup(bench *b, bench_mat *M, int64_t n, bench_job *j, char *err, size_t en)
+{
+    memset(j, 0, sizeof *j);
+    j->mat = M;
+    j->m = M->info.rows;
+    j->k = M->info.cols;
+    j->nnz = M->info.nnz;
+    j->n = n;
+    j->bytes = (double)j->nnz * 8 + (double)(j->m + 1) * 4 + (double)M->nonempty_cols * n * 4 +
+               (double)j->m * n * 4;
+    size_t bcount = (size_t)j->k * (size_t)n, ccount = (size_t)j->m * (size_t)n;
+    double set_bytes = (double)(bcount + ccount) * 4;
+    double l2 = b->dev.l2_bytes > 0 ? (double)b->dev.l2_bytes : 50e6;
+    /* rotate enough sets that a set is out of L2 by the time it comes round again */
+    j->nsets = set_bytes >= 2 * l2 ? 1 : (int)fmin(BENCH_MAX_SETS, ceil(4 * l2 / set_bytes));
+    j->dB = calloc((size_t)j->nsets, sizeof *j->dB);
+    j->dC = calloc((size_t)j->nsets, sizeof *j->dC);
+    j->hB = malloc(sizeof *j->hB * bcount * (size_t)j->nsets);
+    j->cref = malloc(sizeof *j->cref * ccount);
+    j->cwork = malloc(sizeof *j->cwork * ccount);
+    if (!j->dB || !j->dC || !j->hB || !j->cref || !j->cwork) {
+        snprintf(err, en, "out of host memory (%.2f GB for the B sets and two copies of C)",
+                 ((double)bcount * j->nsets + 2.0 * (double)ccount) * 4 / 1e9);
+        return false;
+    }
+    for (int s = 0; s < j->nsets; s++) {
+        spx_dense D = spx_dense_make(j->hB + bcount * (size_t)s, j->k, n, n, SPX_F32,
+                                     SPX_ROW_MAJOR, SPX_MEM_HOST);
+        spx_status st = spx_dense_fill_random(b->ctx, &D, b->o.seed + 1 + (uint64_t)s);
+        if (st) {
+            snprintf(err, en, "filling B: %s (%s)", spx_last_error(b->ctx), spx_status_name(st));
+            return false;
+        }
+    }
+    size_t free_bytes = 0, total_bytes = 0;
+    if (!bench_cuda_ok(cudaMemGetInfo(&free_bytes, &total_bytes), "cudaMemGetInfo", err, en))
+        return false;
+    for (int s = 0; s < j->nsets; s++) {
+        cudaError_t e = cudaMalloc((void **)&j->dB[s], bcount * sizeof(float));
+        if (e == cudaSuccess)
+            e = cudaMalloc((void **)&j->dC[s], ccount * sizeof(float));
+        if (e != cudaSuccess) {
+            snprintf(err, en, "out of device memory: B and C (%d set(s)) need %.2f GB, %.2f GB "
+                     "were free (%s)", j->nsets, set_bytes * j->nsets / 1e9, free_bytes / 1e9,
+                     cudaGetErrorString(e));
+            return false;
+        }
+        if (!bench_cuda_ok(cudaMemcpy(j->dB[s], j->hB + bcount * (size_t)s, bcount * sizeof(float),
+                                      cudaMemcpyHostToDevice), "copying B to the device", err, en) ||
+            !bench_cuda_ok(cudaMemset(j->dC[s], 0, ccount * sizeof(float)), "cudaMemset", err, en))
+            return false;
+    }
+    /* pageable copies may still be in flight for streams that do not sync with them */
+    return bench_cuda_ok(cudaDeviceSynchronize(), "setting up B and C", err, en) &&
+           job_reference(j, err, en);
+}
+
+/* ---- spx ------------------------------------------------------------------------- */
+
+typedef struct {
+    const spx_spmm_plan *plan;
+    spx_status status;
+} spx_run;
+
+static bool spx_step(bench *b, bench_job *j, void *arg, int s, char *err, size_t en)
+{
+    spx_run *p = arg;
+    spx_dense B = spx_dense_make(j->dB[s], j->k, j->n, j->n, SPX_F32, SPX_ROW_MAJOR, SPX_MEM_DEVICE);
+    spx_dense C = spx_dense_make(j->dC[s], j->m, j->n, j->n, SPX_F32, SPX_ROW_MAJOR, SPX_MEM_DEVICE);
+    p->status = spx_spmm_plan_execute(b->ctx, p->plan, 1.0, &B, 0.0, &C);
+    if (p->status) {
+        snprintf(err, en, "spx_spmm_plan_execute: %s (%s)", spx_last_error(b->ctx),
+                 spx_status_name(p->status));
+        return false;
+    }
+    return true;
+}
+
+static void run_spx(bench *b, bench_job *j, spx_spmm_alg alg)
+{
+    bench_row *r = bench_row_new(b, j, j->mat, j->n, "spx", spx_spmm_alg_name(alg));
+    if (!r)
+        return;
+    r->precision = spx_precision_name(b->o.precision);
+    r->bound = b->o.precision == SPX_PRECISION_EXACT ? 1e-4 : 1e-2;
+    spx_spmm_options opts = {alg, b->o.precision};
+    spx_spmm_plan *plan = NULL;
+    spx_status s = spx_spmm_plan_create(b->ctx, SPX_OP_NONE, j->mat->dA, j->n, SPX_F32, &opts, &plan);
+    if (s) {
+        r->state = s == SPX_ERR_UNSUPPORTED ? ROW_NA : ROW_ERROR;
+        snprintf(r->reason, sizeof r->reason, "%s%s (%s)", s == SPX_ERR_UNSUPPORTED ? "" : "plan: ",
+                 spx_last_error(b->ctx), spx_status_name(s));
+        if (s != SPX_ERR_UNSUPPORTED)
+            bench_healthy(b);
+        bench_progress(r);
+        return;
+    }
+    r->build_ms = spx_spmm_plan_build_ms(plan);
+    if (alg == SPX_SPMM_AUTO) {
+        const char *text = spx_spmm_plan_explain(plan);
+        free(j->explain);
+        j->explain = strdup(text ? text : "");
+    }
+    spx_run p = {plan, SPX_OK};
+    if (bench_time(b, j, spx_step, &p, r)) {
+        r->state = ROW_RAN;
+        bench_check(b, j, spx_step, &p, r, false);
+    } else {
+        r->state = p.status == SPX_ERR_UNSUPPORTED ? ROW_NA : ROW_ERROR;
+        if (r->state == ROW_ERROR)
+            bench_healthy(b);
+    }
+    spx_spmm_plan_destroy(plan);
+    bench_progress(r);
+}
+
+/* ---- one matrix ------------------------------------------------------------------ */
+
+static void run_job(bench *b, bench_mat *M, int64_t n)
+{
+    bench_job J;
+    char err[BENCH_MSG];
+    size_t row0 = b->nrows;
+    fprintf(stderr, "spx bench: %s, N=%lld\n", M->c->name, (long long)n);
+    if (!job_setup(b, M, n, &J, err, sizeof err)) {
+        bench_row *r = bench_row_new(b, NULL, M, n, "-", "setup");
+        if (r)
+            snprintf(r->reason, sizeof r->reason, "%s", err);
+        bench_healthy(b);
+    } else {
+        bench_cusparse(b, &J);
+        for (int i = 0; i < b->o.nalgs && !b->broken; i++)
+            run_spx(b, &J, b->o.algs[i]);
+        if (!b->broken)
+            bench_dense(b, &J);
+    }
+    J.row0 = row0;
+    bench_finish_job(b, &J, n);
+    job_free(&J);
+}
+
+static void mat_free(bench_mat *M)
+{
+    bench_free_dense(M);
+    if (M->spA)
+        (void)cusparseDestroySpMat(M->spA);
+    spx_matrix_destroy(M->dA);
+    spx_matrix_destroy(M->A);
+    memset(M, 0, sizeof *M);
+}
+
+void bench_run_matrix(bench *b, const bench_case *c, int index, int total)
+{
+    bench_mat M;
+    memset(&M, 0, sizeof M);
+    M.c = c;
+    char err[BENCH_MSG];
+    fprintf(stderr, "spx bench: [%d/%d] %s: loading\n", index, total, c->name);
+    double t0 = cli_now_ms();
+    bool ok = bench_load(b, c, &M, err, sizeof err);
+    double load_ms = cli_now_ms() - t0;
+    if (ok) {
+        spx_status s = spx_matrix_to_device(b->ctx, M.A, &M.dA);
+        if (!s)
+            s = spx_matrix_arrays_get(M.dA, &M.da);
+        if (s) {
+            snprintf(err, sizeof err, "copying A to the device: %s (%s)", spx_last_error(b->ctx),
+                     spx_status_name(s));
+            ok = false;
+            bench_healthy(b);
+        }
+    }
+    if (!ok) {
+        size_t row0 = b->nrows;
+        printf("\n== %s: skipped: %s\n", c->name, err);
+        fprintf(stderr, "spx bench: %s: skipped: %s\n", c->name, err);
+        for (int i = 0; i < c->nn; i++) {
+            bench_row *r = bench_row_new(b, NULL, &M, c->n[i], "-", "load");
+            if (r)
+                snprintf(r->reason, sizeof r->reason, "%s", err);
+        }
+        bench_emit_rows(b, row0);
+        mat_free(&M);
+        return;
+    }
+    bench_print_matrix(b, &M, load_ms);
+    bench_cusparse_matrix(b, &M);
+    for (int i = 0; i < c->nn && !b->broken; i++)
+        run_job(b, &M, c->n[i]);
+    mat_free(&M);
+}
+
+#endif /* SPX_HAVE_CUDA */
