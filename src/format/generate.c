@@ -132,6 +132,7 @@ void spx__gen_put_range(spx_matrix *A, int64_t p, int64_t lo, int64_t n)
 #define UNITS_PER_TASK 64
 #define PROGRESS_MIN_NNZ (INT64_C(1) << 22)
 #define PROGRESS_STEPS 64
+#define SERIAL_MAX_ROWS 65536 /* below this, a parallel region costs more than it saves */
 
 /* One parallel region (starting one costs up to a millisecond on busy
  * machines); thread 0 reports progress as the shared task count advances. */
@@ -141,7 +142,7 @@ void spx__gen_parallel(spx_ctx *ctx, const char *what, int64_t n, int64_t grain,
     const int nt = spx__num_threads(ctx);
     const int64_t ntasks = (n + grain - 1) / grain;
     int64_t done = 0;
-#pragma omp parallel num_threads(nt)
+#pragma omp parallel num_threads(nt) if (ntasks > 1)
     {
         const int tid = spx__thread_id();
         int64_t reported = 0;
@@ -226,7 +227,7 @@ spx_status spx__gen_build(spx_ctx *ctx, const spx__gen_job *job, spx_matrix **ou
         (s = spx__alloc(ctx, (void **)&scratch, nt, job->scratch_bytes, "generator scratch")))
         goto done;
 
-#pragma omp parallel for num_threads(nt) schedule(static)
+#pragma omp parallel for num_threads(nt) schedule(static) if (rows > SERIAL_MAX_ROWS)
     for (int64_t i = 0; i <= rows; i++)
         spx__idx_set(A->offsets, itype, i, counts ? counts[i] : i * job->row_nnz);
     pass_arg pa = {job, NULL, A, scratch};
