@@ -142,6 +142,7 @@ void spx__gen_parallel(spx_ctx *ctx, const char *what, int64_t n, int64_t grain,
     const int nt = spx__num_threads(ctx);
     const int64_t ntasks = (n + grain - 1) / grain;
     int64_t done = 0;
+    (void)nt; /* only read by OpenMP */
 #pragma omp parallel num_threads(nt) if (ntasks > 1)
     {
         const int tid = spx__thread_id();
@@ -169,6 +170,7 @@ typedef struct {
     int64_t *counts; /* pass 1 */
     spx_matrix *A;   /* pass 2 */
     char *scratch;
+    size_t stride; /* bytes between the threads' scratch areas */
 } pass_arg;
 
 static void count_units(void *arg, int64_t u0, int64_t u1, int tid)
@@ -182,7 +184,7 @@ static void fill_units(void *arg, int64_t u0, int64_t u1, int tid)
 {
     const pass_arg *a = arg;
     a->job->fill(a->job, a->A, u0, u1,
-                 a->scratch ? a->scratch + (size_t)tid * a->job->scratch_bytes : NULL);
+                 a->scratch ? a->scratch + (size_t)tid * a->stride : NULL);
 }
 
 spx_status spx__gen_build(spx_ctx *ctx, const spx__gen_job *job, spx_matrix **out)
@@ -193,7 +195,7 @@ spx_status spx__gen_build(spx_ctx *ctx, const spx__gen_job *job, spx_matrix **ou
     int64_t *counts = NULL, nnz = 0;
     char *scratch = NULL;
     spx_matrix *A = NULL;
-    spx_index_type itype;
+    spx_index_type itype = job->itype;
 
     /* an int32 request that cannot even hold the shape fails before any allocation */
     spx_status s = spx__gen_itype(ctx, job->fn, job->itype, rows > cols ? rows : cols, &itype);
@@ -207,7 +209,7 @@ spx_status spx__gen_build(spx_ctx *ctx, const spx__gen_job *job, spx_matrix **ou
         if ((s = spx__alloc(ctx, (void **)&counts, rows + 1, sizeof *counts, "row counts")))
             return s;
         counts[0] = 0;
-        pass_arg pa = {job, counts + 1, NULL, NULL};
+        pass_arg pa = {job, counts + 1, NULL, NULL, 0};
         spx__gen_parallel(ctx, NULL, nunits, UNITS_PER_TASK, count_units, &pa);
         for (int64_t i = 0; i < rows; i++)
             if (spx__add_overflows(counts[i], counts[i + 1], &counts[i + 1])) {
@@ -223,14 +225,15 @@ spx_status spx__gen_build(spx_ctx *ctx, const spx__gen_job *job, spx_matrix **ou
     A->nnz = nnz;
     if ((s = spx__matrix_alloc(ctx, A)))
         goto done;
-    if (job->scratch_bytes &&
-        (s = spx__alloc(ctx, (void **)&scratch, nt, job->scratch_bytes, "generator scratch")))
+    /* whole cache lines per thread: each area as aligned as the block, none shared */
+    size_t stride = (job->scratch_bytes + 63) / 64 * 64;
+    if (stride && (s = spx__alloc(ctx, (void **)&scratch, nt, stride, "generator scratch")))
         goto done;
 
 #pragma omp parallel for num_threads(nt) schedule(static) if (rows > SERIAL_MAX_ROWS)
     for (int64_t i = 0; i <= rows; i++)
         spx__idx_set(A->offsets, itype, i, counts ? counts[i] : i * job->row_nnz);
-    pass_arg pa = {job, NULL, A, scratch};
+    pass_arg pa = {job, NULL, A, scratch, stride};
     spx__gen_parallel(ctx, nnz >= PROGRESS_MIN_NNZ ? job->what : NULL, nunits, UNITS_PER_TASK,
                       fill_units, &pa);
     A->checked_version = A->version;

@@ -298,6 +298,7 @@ spx_status spx_dense_fill_random(spx_ctx *ctx, spx_dense *D, uint64_t seed)
                          "spx_dense_fill_random: complex values (%s) are not generated",
                          spx_dtype_name(D->dtype));
     int nt = spx__num_threads(ctx);
+    (void)nt; /* only read by OpenMP */
     switch (D->dtype) {
     case SPX_F32: DENSE_FILL(float, spx__gen_f32_below_one); break;
     case SPX_F64: DENSE_FILL(double, AS_IS); break;

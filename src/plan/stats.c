@@ -148,6 +148,7 @@ static void scan_matrix(const spx_matrix *A, scan *S, int nt)
     int64_t lower = INT64_MIN, upper = INT64_MIN, diag = 0;
     bool wide = A->itype == SPX_INDEX_I64;
     bool big = A->nnz + A->rows + A->cols > SERIAL_MAX_WORK;
+    (void)nt, (void)big; /* only read by OpenMP */
     switch (A->format) {
     case SPX_CSR:
     case SPX_CSC:
