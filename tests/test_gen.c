@@ -49,8 +49,8 @@ static csr load(const spx_matrix *A, int64_t rows, int64_t cols)
     for (int64_t p = 0; p < m.nnz; p++)
         m.col[p] = ix(arr.indices, m.itype, p);
     /* an independent look at the invariants */
-    CHECK(m.off[0] == 0 && m.off[m.rows] == m.nnz, "offsets 0..%lld vs nnz %lld",
-          LL(m.off[m.rows]), LL(m.nnz));
+    CHECK(m.off[0] == 0 && m.off[m.rows] == m.nnz, "offsets 0..%lld vs nnz %lld", LL(m.off[m.rows]),
+          LL(m.nnz));
     for (int64_t i = 0; i < m.rows; i++)
         for (int64_t p = m.off[i]; p < m.off[i + 1]; p++)
             if (m.col[p] < 0 || m.col[p] >= m.cols || (p > m.off[i] && m.col[p] <= m.col[p - 1])) {
@@ -66,7 +66,10 @@ static void unload(csr *m)
     free(m->col);
 }
 
-static double val(const csr *m, int64_t p) { return spx__val_get(m->vals, m->dtype, p); }
+static double val(const csr *m, int64_t p)
+{
+    return spx__val_get(m->vals, m->dtype, p);
+}
 
 /* Position of (i, j) or -1. */
 static int64_t find(const csr *m, int64_t i, int64_t j)
@@ -123,7 +126,7 @@ static void check_uniform_values(const csr *m, const char *what)
 static void test_uniform_shapes(void)
 {
     static const int64_t cases[][3] = {
-        {100, 1000, 10}, {50, 100, 90}, {50, 64, 64},   {30, 40, 0},  {0, 10, 5},
+        {100, 1000, 10}, {50, 100, 90}, {50, 64, 64},    {30, 40, 0},    {0, 10, 5},
         {7, 0, 0},       {1, 1, 1},     {20, 3200, 100}, {20, 3200, 99}, {40, 100000, 3000},
     };
     for (size_t c = 0; c < sizeof cases / sizeof cases[0]; c++) {
@@ -156,7 +159,8 @@ static void test_uniform_distribution(void)
     for (int c = 0; c < 2; c++) {
         int64_t rows = cases[c][0], cols = cases[c][1], k = cases[c][2];
         spx_matrix *A = NULL;
-        CHECK_OK(ctx, spx_gen_uniform(ctx, rows, cols, k, test_seed, SPX_F64, SPX_INDEX_DEFAULT, &A));
+        CHECK_OK(ctx,
+                 spx_gen_uniform(ctx, rows, cols, k, test_seed, SPX_F64, SPX_INDEX_DEFAULT, &A));
         if (!A)
             return;
         csr m = load(A, rows, cols);
@@ -168,10 +172,11 @@ static void test_uniform_distribution(void)
         double expect = (double)rows * (double)k / (double)cols;
         double sd = sqrt(expect * (1.0 - (double)k / (double)cols));
         for (int64_t j = 0; j < cols; j++)
-            CHECK(fabs((double)freq[j] - expect) < 6 * sd, "k=%lld column %lld chosen %lld times, expected %.0f",
-                  LL(k), LL(j), LL(freq[j]), expect);
-        CHECK(fabs((double)neg - (double)m.nnz / 2) < 6 * sqrt((double)m.nnz / 4), "%lld of %lld negative",
-              LL(neg), LL(m.nnz));
+            CHECK(fabs((double)freq[j] - expect) < 6 * sd,
+                  "k=%lld column %lld chosen %lld times, expected %.0f", LL(k), LL(j), LL(freq[j]),
+                  expect);
+        CHECK(fabs((double)neg - (double)m.nnz / 2) < 6 * sqrt((double)m.nnz / 4),
+              "%lld of %lld negative", LL(neg), LL(m.nnz));
         unload(&m);
         spx_matrix_destroy(A);
     }
@@ -183,7 +188,8 @@ static void test_uniform_subsets(void)
     for (int64_t k = 2; k <= 4; k += 2) {
         const int64_t rows = 20000, cols = 5, nsub = k == 2 ? 10 : 5;
         spx_matrix *A = NULL;
-        CHECK_OK(ctx, spx_gen_uniform(ctx, rows, cols, k, test_seed, SPX_PATTERN, SPX_INDEX_DEFAULT, &A));
+        CHECK_OK(ctx, spx_gen_uniform(ctx, rows, cols, k, test_seed, SPX_PATTERN, SPX_INDEX_DEFAULT,
+                                      &A));
         if (!A)
             return;
         csr m = load(A, rows, cols);
@@ -197,8 +203,9 @@ static void test_uniform_subsets(void)
         double expect = (double)rows / (double)nsub, sd = sqrt(expect * (1 - 1.0 / (double)nsub));
         for (int mask = 0; mask < 32; mask++)
             if (__builtin_popcount((unsigned)mask) == k)
-                CHECK(fabs((double)freq[mask] - expect) < 6 * sd, "subset 0x%x of %lld drawn %lld times, expected %.0f",
-                      mask, LL(k), LL(freq[mask]), expect);
+                CHECK(fabs((double)freq[mask] - expect) < 6 * sd,
+                      "subset 0x%x of %lld drawn %lld times, expected %.0f", mask, LL(k),
+                      LL(freq[mask]), expect);
         unload(&m);
         spx_matrix_destroy(A);
     }
@@ -207,7 +214,7 @@ static void test_uniform_subsets(void)
 /* Every dtype: the same structure, values per the mapping. */
 static void test_uniform_dtypes(void)
 {
-    static const spx_dtype types[] = {SPX_F32, SPX_F64, SPX_F16, SPX_BF16,
+    static const spx_dtype types[] = {SPX_F32, SPX_F64, SPX_F16,  SPX_BF16,
                                       SPX_I32, SPX_I64, SPX_BOOL, SPX_PATTERN};
     spx_matrix *ref = NULL;
     CHECK_OK(ctx, spx_gen_uniform(ctx, 300, 500, 40, test_seed, SPX_PATTERN, SPX_INDEX_I32, &ref));
@@ -279,7 +286,8 @@ static void test_laplacian(void)
                         continue;
                     double expect = dt == SPX_BOOL ? 1.0 : p == q ? 2.0 * dims : -1.0;
                     CHECK(val(&m, at) == expect && val(&m, at) == val(&m, back),
-                          "value %g at (%lld, %lld), expected %g", val(&m, at), LL(p), LL(q), expect);
+                          "value %g at (%lld, %lld), expected %g", val(&m, at), LL(p), LL(q),
+                          expect);
                 }
             unload(&m);
             spx_matrix_destroy(A);
@@ -301,7 +309,8 @@ static int64_t band_count(int64_t rows, int64_t cols, int64_t lower, int64_t upp
 {
     int64_t total = 0;
     for (int64_t d = -(lower < rows ? lower : rows); d <= (upper < cols ? upper : cols); d++) {
-        int64_t len = d >= 0 ? (rows < cols - d ? rows : cols - d) : (rows + d < cols ? rows + d : cols);
+        int64_t len =
+            d >= 0 ? (rows < cols - d ? rows : cols - d) : (rows + d < cols ? rows + d : cols);
         total += len > 0 ? len : 0;
     }
     return total;
@@ -310,19 +319,22 @@ static int64_t band_count(int64_t rows, int64_t cols, int64_t lower, int64_t upp
 static void test_banded(void)
 {
     static const int64_t cases[][4] = {
-        {10, 10, 2, 3}, {10, 20, 0, 5}, {20, 10, 3, 0}, {5, 5, 10, 10}, {7, 3, 100, 0},
-        {0, 5, 1, 1},   {5, 0, 1, 1},   {100, 100, 0, 0}, {3, 4, INT64_MAX, INT64_MAX},
+        {10, 10, 2, 3}, {10, 20, 0, 5},   {20, 10, 3, 0},
+        {5, 5, 10, 10}, {7, 3, 100, 0},   {0, 5, 1, 1},
+        {5, 0, 1, 1},   {100, 100, 0, 0}, {3, 4, INT64_MAX, INT64_MAX},
         {1, 1, 0, 0},   {40, 17, 5, 30},
     };
     for (size_t c = 0; c < sizeof cases / sizeof cases[0]; c++) {
         int64_t rows = cases[c][0], cols = cases[c][1], lo = cases[c][2], up = cases[c][3];
         spx_matrix *A = NULL;
-        CHECK_OK(ctx, spx_gen_banded(ctx, rows, cols, lo, up, test_seed, SPX_F32, SPX_INDEX_DEFAULT, &A));
+        CHECK_OK(ctx, spx_gen_banded(ctx, rows, cols, lo, up, test_seed, SPX_F32, SPX_INDEX_DEFAULT,
+                                     &A));
         if (!A)
             continue;
         csr m = load(A, rows, cols);
-        CHECK(m.nnz == band_count(rows, cols, lo, up), "band %lld x %lld [-%lld, %lld]: nnz %lld, expected %lld",
-              LL(rows), LL(cols), LL(lo), LL(up), LL(m.nnz), LL(band_count(rows, cols, lo, up)));
+        CHECK(m.nnz == band_count(rows, cols, lo, up),
+              "band %lld x %lld [-%lld, %lld]: nnz %lld, expected %lld", LL(rows), LL(cols), LL(lo),
+              LL(up), LL(m.nnz), LL(band_count(rows, cols, lo, up)));
         for (int64_t i = 0; i < rows; i++) {
             int64_t want = 0;
             for (int64_t j = 0; j < cols; j++)
@@ -330,8 +342,8 @@ static void test_banded(void)
             CHECK(m.off[i + 1] - m.off[i] == want, "row %lld: %lld entries, expected %lld", LL(i),
                   LL(m.off[i + 1] - m.off[i]), LL(want));
             for (int64_t p = m.off[i]; p < m.off[i + 1]; p++)
-                CHECK(m.col[p] - i >= -lo && (m.col[p] - i <= up), "entry (%lld, %lld) outside the band",
-                      LL(i), LL(m.col[p]));
+                CHECK(m.col[p] - i >= -lo && (m.col[p] - i <= up),
+                      "entry (%lld, %lld) outside the band", LL(i), LL(m.col[p]));
         }
         check_uniform_values(&m, "banded");
         unload(&m);
@@ -341,11 +353,12 @@ static void test_banded(void)
 
 /* ---- block-sparse ---- */
 
-static void check_blocks(int64_t rows, int64_t cols, int64_t br, int64_t bc, double p, int64_t *present,
-                         int64_t *grid)
+static void check_blocks(int64_t rows, int64_t cols, int64_t br, int64_t bc, double p,
+                         int64_t *present, int64_t *grid)
 {
     spx_matrix *A = NULL;
-    CHECK_OK(ctx, spx_gen_block_sparse(ctx, rows, cols, br, bc, p, test_seed, SPX_F64, SPX_INDEX_DEFAULT, &A));
+    CHECK_OK(ctx, spx_gen_block_sparse(ctx, rows, cols, br, bc, p, test_seed, SPX_F64,
+                                       SPX_INDEX_DEFAULT, &A));
     *present = *grid = 0;
     if (!A)
         return;
@@ -360,8 +373,8 @@ static void check_blocks(int64_t rows, int64_t cols, int64_t br, int64_t bc, dou
             int64_t h = (I + 1) * br < rows ? br : rows - I * br;
             int64_t w = (J + 1) * bc < cols ? bc : cols - J * bc;
             int64_t c = cnt[I * nbc + J];
-            CHECK(c == 0 || c == h * w, "block (%lld, %lld) of %lld x %lld holds %lld entries", LL(I),
-                  LL(J), LL(h), LL(w), LL(c));
+            CHECK(c == 0 || c == h * w, "block (%lld, %lld) of %lld x %lld holds %lld entries",
+                  LL(I), LL(J), LL(h), LL(w), LL(c));
             *present += c > 0;
         }
     *grid = nbr * nbc;
@@ -384,8 +397,8 @@ static void test_block_sparse(void)
     check_blocks(0, 60, 4, 7, 0.5, &present, &grid);
     check_blocks(801, 799, 2, 2, 0.3, &present, &grid);
     double frac = (double)present / (double)grid;
-    CHECK(fabs(frac - 0.3) < 6 * sqrt(0.21 / (double)grid), "present fraction %.4f of %lld blocks", frac,
-          LL(grid));
+    CHECK(fabs(frac - 0.3) < 6 * sqrt(0.21 / (double)grid), "present fraction %.4f of %lld blocks",
+          frac, LL(grid));
 }
 
 /* ---- pruned and N:M ---- */
@@ -435,7 +448,8 @@ static void test_pruned(void)
                 s1 += w[p];
                 s2 += w[p] * w[p];
             }
-            CHECK(fabs(s1 / N) < 0.02 && fabs(s2 / N - 1) < 0.03, "mean %g variance %g", s1 / N, s2 / N);
+            CHECK(fabs(s1 / N) < 0.02 && fabs(s2 / N - 1) < 0.03, "mean %g variance %g", s1 / N,
+                  s2 / N);
         }
         weight *order = malloc((size_t)N * sizeof *order);
         for (int64_t p = 0; p < N; p++)
@@ -453,8 +467,8 @@ static void test_pruned(void)
             if (!A)
                 continue;
             csr m = load(A, rows, cols);
-            CHECK(m.nnz == K, "%lld x %lld at sparsity %g keeps %lld, expected %lld", LL(rows), LL(cols),
-                  sparsities[s], LL(m.nnz), LL(K));
+            CHECK(m.nnz == K, "%lld x %lld at sparsity %g keeps %lld, expected %lld", LL(rows),
+                  LL(cols), sparsities[s], LL(m.nnz), LL(K));
             double min_kept = INFINITY, max_dropped = 0;
             int64_t wrong = 0;
             for (int64_t i = 0; i < rows; i++)
@@ -465,8 +479,10 @@ static void test_pruned(void)
                 }
             for (int64_t q = K; q < N; q++)
                 max_dropped = fmax(max_dropped, order[q].mag);
-            CHECK(wrong == 0, "sparsity %g: %lld entries are not the top weights", sparsities[s], LL(wrong));
-            CHECK(K == 0 || K == N || min_kept >= max_dropped, "kept %g < dropped %g", min_kept, max_dropped);
+            CHECK(wrong == 0, "sparsity %g: %lld entries are not the top weights", sparsities[s],
+                  LL(wrong));
+            CHECK(K == 0 || K == N || min_kept >= max_dropped, "kept %g < dropped %g", min_kept,
+                  max_dropped);
             unload(&m);
             spx_matrix_destroy(A);
         }
@@ -480,10 +496,11 @@ static void test_pruned(void)
     CHECK_OK(ctx, spx_gen_pruned(ctx, 20, 30, 0.7, test_seed, SPX_BF16, SPX_INDEX_DEFAULT, &B));
     if (A && B) {
         csr a = load(A, 20, 30), b = load(B, 20, 30);
-        CHECK(a.nnz == b.nnz && memcmp(a.col, b.col, (size_t)a.nnz * sizeof *a.col) == 0, "bf16 structure");
+        CHECK(a.nnz == b.nnz && memcmp(a.col, b.col, (size_t)a.nnz * sizeof *a.col) == 0,
+              "bf16 structure");
         for (int64_t p = 0; p < a.nnz && p < b.nnz; p++)
-            CHECK(val(&b, p) == spx__bf16_to_float(spx__float_to_bf16((float)val(&a, p))), "bf16 value %lld",
-                  LL(p));
+            CHECK(val(&b, p) == spx__bf16_to_float(spx__float_to_bf16((float)val(&a, p))),
+                  "bf16 value %lld", LL(p));
         unload(&a);
         unload(&b);
     }
@@ -493,7 +510,8 @@ static void test_pruned(void)
 
 static void test_nm(void)
 {
-    static const int cases[][2] = {{2, 4}, {1, 4}, {3, 8}, {0, 4}, {4, 4}, {2, 3}, {3, 16}, {37, 100}, {1, 1}};
+    static const int cases[][2] = {{2, 4}, {1, 4},  {3, 8},    {0, 4}, {4, 4},
+                                   {2, 3}, {3, 16}, {37, 100}, {1, 1}};
     static const int64_t widths[] = {10, 250, 16};
     for (size_t wi = 0; wi < sizeof widths / sizeof widths[0]; wi++) {
         int64_t rows = 13, cols = widths[wi];
@@ -503,7 +521,8 @@ static void test_nm(void)
         for (size_t c = 0; c < sizeof cases / sizeof cases[0]; c++) {
             int n = cases[c][0], mm = cases[c][1];
             spx_matrix *A = NULL;
-            CHECK_OK(ctx, spx_gen_nm(ctx, rows, cols, n, mm, test_seed, SPX_F64, SPX_INDEX_DEFAULT, &A));
+            CHECK_OK(ctx,
+                     spx_gen_nm(ctx, rows, cols, n, mm, test_seed, SPX_F64, SPX_INDEX_DEFAULT, &A));
             if (!A)
                 continue;
             csr m = load(A, rows, cols);
@@ -524,11 +543,11 @@ static void test_nm(void)
                             top |= grp[q].pos == m.col[p];
                         wrong += !top || val(&m, p) != w[i * cols + m.col[p]];
                     }
-                    CHECK(have == keep, "%d:%d row %lld group at %lld keeps %lld, expected %lld", n, mm,
-                          LL(i), LL(g0), LL(have), LL(keep));
+                    CHECK(have == keep, "%d:%d row %lld group at %lld keeps %lld, expected %lld", n,
+                          mm, LL(i), LL(g0), LL(have), LL(keep));
                 }
-            CHECK(wrong == 0, "%d:%d with %lld columns: %lld entries are not the group's top", n, mm,
-                  LL(cols), LL(wrong));
+            CHECK(wrong == 0, "%d:%d with %lld columns: %lld entries are not the group's top", n,
+                  mm, LL(cols), LL(wrong));
             unload(&m);
             spx_matrix_destroy(A);
         }
@@ -554,7 +573,8 @@ static void test_rmat(void)
                 quad[i >= n / 2][m.col[p] >= n / 2]++;
         }
         double mean = (double)m.nnz / (double)n;
-        CHECK((double)maxlen > 10 * mean, "max row length %lld, mean %.2f: not skewed", LL(maxlen), mean);
+        CHECK((double)maxlen > 10 * mean, "max row length %lld, mean %.2f: not skewed", LL(maxlen),
+              mean);
         CHECK(quad[0][0] > 0.45 * (double)m.nnz && quad[0][0] > 2 * quad[0][1] &&
                   quad[0][0] > 2 * quad[1][0] && quad[1][1] < quad[0][1] && quad[1][1] < quad[1][0],
               "quadrants %lld %lld / %lld %lld", LL(quad[0][0]), LL(quad[0][1]), LL(quad[1][0]),
@@ -565,12 +585,14 @@ static void test_rmat(void)
 
     /* b = c = 0: row and column bits agree at every level, so only the diagonal */
     A = NULL;
-    CHECK_OK(ctx, spx_gen_rmat(ctx, 8, 4, 0.5, 0, 0, test_seed, SPX_PATTERN, SPX_INDEX_DEFAULT, &A));
+    CHECK_OK(ctx,
+             spx_gen_rmat(ctx, 8, 4, 0.5, 0, 0, test_seed, SPX_PATTERN, SPX_INDEX_DEFAULT, &A));
     if (A) {
         csr m = load(A, 256, 256);
         for (int64_t i = 0; i < 256; i++)
             for (int64_t p = m.off[i]; p < m.off[i + 1]; p++)
-                CHECK(m.col[p] == i, "a + d = 1: entry (%lld, %lld) off the diagonal", LL(i), LL(m.col[p]));
+                CHECK(m.col[p] == i, "a + d = 1: entry (%lld, %lld) off the diagonal", LL(i),
+                      LL(m.col[p]));
         CHECK(m.nnz > 100, "diagonal entries %lld", LL(m.nnz));
         unload(&m);
     }
@@ -603,7 +625,8 @@ static void test_rmat(void)
 static void test_dense_fill(void)
 {
     const int64_t rows = 37, cols = 23, ldr = 30, ldc = 40;
-    double *r = malloc((size_t)(rows * ldr) * sizeof *r), *c = malloc((size_t)(cols * ldc) * sizeof *c);
+    double *r = malloc((size_t)(rows * ldr) * sizeof *r),
+           *c = malloc((size_t)(cols * ldc) * sizeof *c);
     for (int64_t q = 0; q < rows * ldr; q++)
         r[q] = 42.0;
     for (int64_t q = 0; q < cols * ldc; q++)
@@ -624,13 +647,14 @@ static void test_dense_fill(void)
                 continue;
             }
             CHECK(v >= -1 && v < 1, "value %g", v);
-            CHECK(v == c[j * ldc + i], "(%lld, %lld): %g row-major, %g column-major", LL(i), LL(j), v,
-                  c[j * ldc + i]);
+            CHECK(v == c[j * ldc + i], "(%lld, %lld): %g row-major, %g column-major", LL(i), LL(j),
+                  v, c[j * ldc + i]);
             neg += v < 0;
         }
     for (int64_t j = 0; j < cols; j++)
         for (int64_t i = rows; i < ldc; i++)
-            CHECK(c[j * ldc + i] == 42.0, "column-major padding (%lld, %lld) written", LL(i), LL(j));
+            CHECK(c[j * ldc + i] == 42.0, "column-major padding (%lld, %lld) written", LL(i),
+                  LL(j));
     CHECK(neg > rows * cols / 4 && neg < 3 * rows * cols / 4, "%lld negative", LL(neg));
     double first = r[0];
     CHECK_OK(ctx, spx_dense_fill_random(ctx, &R, test_seed + 1));
@@ -644,8 +668,9 @@ static void test_dense_fill(void)
         CHECK_OK(ctx, spx_dense_fill_random(ctx, &D, test_seed));
         for (int64_t q = 0; q < 64 * 50; q++) {
             double v = spx__val_get(D.data, types[t], q);
-            bool ok = types[t] == SPX_BOOL ? v == 1 :
-                      spx__dtype_is_int(types[t]) ? v != 0 && fabs(v) <= 8 && v == floor(v) : v >= -1 && v < 1;
+            bool ok = types[t] == SPX_BOOL          ? v == 1
+                      : spx__dtype_is_int(types[t]) ? v != 0 && fabs(v) <= 8 && v == floor(v)
+                                                    : v >= -1 && v < 1;
             if (!ok) {
                 CHECK(0, "%s dense value %g", spx_dtype_name(types[t]), v);
                 break;
@@ -664,49 +689,55 @@ static void test_dense_fill(void)
     CHECK_FAILS(ctx, spx_dense_fill_random(ctx, &cx, 1), SPX_ERR_UNSUPPORTED, "c64");
     CHECK_FAILS(ctx, spx_dense_fill_random(ctx, NULL, 1), SPX_ERR_INVALID_ARGUMENT, "NULL");
     spx_dense bad = spx_dense_make(r, 5, 5, 3, SPX_F64, SPX_ROW_MAJOR, SPX_MEM_HOST);
-    CHECK_FAILS(ctx, spx_dense_fill_random(ctx, &bad, 1), SPX_ERR_INVALID_ARGUMENT, "leading dimension");
+    CHECK_FAILS(ctx, spx_dense_fill_random(ctx, &bad, 1), SPX_ERR_INVALID_ARGUMENT,
+                "leading dimension");
     free(r);
     free(c);
 }
 
 /* ---- every generator: reproducibility and allocation failures ---- */
 
-typedef spx_status (*gen_fn)(uint64_t seed, spx_matrix **out);
-static spx_status g_uniform(uint64_t s, spx_matrix **o) { return spx_gen_uniform(ctx, 500, 700, 20, s, SPX_F32, SPX_INDEX_DEFAULT, o); }
-static spx_status g_uniform_dense(uint64_t s, spx_matrix **o) { return spx_gen_uniform(ctx, 300, 70, 60, s, SPX_F16, SPX_INDEX_I64, o); }
-static spx_status g_rmat(uint64_t s, spx_matrix **o) { return spx_gen_rmat(ctx, 11, 5, 0, 0, 0, s, SPX_F64, SPX_INDEX_DEFAULT, o); }
-static spx_status g_banded(uint64_t s, spx_matrix **o) { return spx_gen_banded(ctx, 600, 500, 7, 3, s, SPX_BF16, SPX_INDEX_DEFAULT, o); }
-static spx_status g_block(uint64_t s, spx_matrix **o) { return spx_gen_block_sparse(ctx, 500, 450, 4, 8, 0.2, s, SPX_I32, SPX_INDEX_DEFAULT, o); }
-static spx_status g_pruned(uint64_t s, spx_matrix **o) { return spx_gen_pruned(ctx, 200, 300, 0.8, s, SPX_F32, SPX_INDEX_DEFAULT, o); }
-static spx_status g_nm(uint64_t s, spx_matrix **o) { return spx_gen_nm(ctx, 200, 301, 2, 4, s, SPX_F32, SPX_INDEX_DEFAULT, o); }
-static spx_status g_nm_wide(uint64_t s, spx_matrix **o) { return spx_gen_nm(ctx, 20, 301, 30, 100, s, SPX_F64, SPX_INDEX_DEFAULT, o); }
-static spx_status g_lap(uint64_t s, spx_matrix **o) { (void)s; return spx_gen_laplacian(ctx, 2, 40, SPX_F32, SPX_INDEX_DEFAULT, o); }
-
+/* One small instance of each generator (and each path inside one). */
 static const struct {
     const char *name;
-    gen_fn fn;
     bool seeded;
 } gens[] = {
-    {"uniform", g_uniform, true},   {"uniform-dense", g_uniform_dense, true}, {"rmat", g_rmat, true},
-    {"banded", g_banded, true},     {"block", g_block, true},                 {"pruned", g_pruned, true},
-    {"nm", g_nm, true},             {"nm-wide", g_nm_wide, true},             {"laplacian", g_lap, false},
+    {"uniform", true}, {"uniform-dense", true}, {"rmat", true},
+    {"banded", true},  {"block", true},         {"pruned", true},
+    {"nm", true},      {"nm-wide", true},       {"laplacian", false},
 };
+
+static spx_status gen(size_t g, uint64_t s, spx_matrix **o)
+{
+    const spx_index_type D = SPX_INDEX_DEFAULT;
+    switch (g) {
+    case 0: return spx_gen_uniform(ctx, 500, 700, 20, s, SPX_F32, D, o);
+    case 1: return spx_gen_uniform(ctx, 300, 70, 60, s, SPX_F16, SPX_INDEX_I64, o);
+    case 2: return spx_gen_rmat(ctx, 11, 5, 0, 0, 0, s, SPX_F64, D, o);
+    case 3: return spx_gen_banded(ctx, 600, 500, 7, 3, s, SPX_BF16, D, o);
+    case 4: return spx_gen_block_sparse(ctx, 500, 450, 4, 8, 0.2, s, SPX_I32, D, o);
+    case 5: return spx_gen_pruned(ctx, 200, 300, 0.8, s, SPX_F32, D, o);
+    case 6: return spx_gen_nm(ctx, 200, 301, 2, 4, s, SPX_F32, D, o);
+    case 7: return spx_gen_nm(ctx, 20, 301, 30, 100, s, SPX_F64, D, o);
+    default: return spx_gen_laplacian(ctx, 2, 40, SPX_F32, D, o);
+    }
+}
 
 static void test_reproducible(void)
 {
     for (size_t g = 0; g < sizeof gens / sizeof gens[0]; g++) {
         spx_matrix *a = NULL, *b = NULL, *c = NULL, *d = NULL;
         spx_ctx_set_num_threads(ctx, 1);
-        CHECK_OK(ctx, gens[g].fn(test_seed, &a));
+        CHECK_OK(ctx, gen(g, test_seed, &a));
         spx_ctx_set_num_threads(ctx, 2);
-        CHECK_OK(ctx, gens[g].fn(test_seed, &b));
+        CHECK_OK(ctx, gen(g, test_seed, &b));
         spx_ctx_set_num_threads(ctx, 3);
-        CHECK_OK(ctx, gens[g].fn(test_seed, &c));
+        CHECK_OK(ctx, gen(g, test_seed, &c));
         spx_ctx_set_num_threads(ctx, 0);
-        CHECK_OK(ctx, gens[g].fn(test_seed + 1, &d));
+        CHECK_OK(ctx, gen(g, test_seed + 1, &d));
         if (a && b && c && d) {
-            CHECK(same_matrix(a, b) && same_matrix(a, c), "%s: thread counts give different results",
-                  gens[g].name);
+            CHECK(same_matrix(a, b) && same_matrix(a, c),
+                  "%s: thread counts give different results", gens[g].name);
             CHECK(same_matrix(a, d) != gens[g].seeded, "%s: seeds %s", gens[g].name,
                   gens[g].seeded ? "do not matter" : "matter");
             CHECK_OK(ctx, spx_matrix_check(ctx, a));
@@ -725,7 +756,7 @@ static void test_alloc_failures(void)
         for (long n = 1; n < 100; n++) {
             spx_matrix *A = (spx_matrix *)&live; /* untouched on failure */
             spx__debug_fail_alloc_after(n);
-            spx_status s = gens[g].fn(test_seed, &A);
+            spx_status s = gen(g, test_seed, &A);
             spx__debug_fail_alloc_after(0);
             if (s == SPX_OK) {
                 spx_matrix_destroy(A);
@@ -747,54 +778,61 @@ static void test_errors(void)
     long live = spx__debug_live_allocations();
     const spx_dtype F = SPX_F32;
     const spx_index_type D = SPX_INDEX_DEFAULT, I32 = SPX_INDEX_I32;
-    CHECK_FAILS(ctx, spx_gen_uniform(ctx, -1, 5, 1, 0, F, D, &A), SPX_ERR_INVALID_ARGUMENT, "rows is negative (-1)");
-    CHECK_FAILS(ctx, spx_gen_uniform(ctx, 5, -2, 1, 0, F, D, &A), SPX_ERR_INVALID_ARGUMENT, "cols is negative (-2)");
-    CHECK_FAILS(ctx, spx_gen_uniform(ctx, 5, 5, -3, 0, F, D, &A), SPX_ERR_INVALID_ARGUMENT, "nnz_per_row is negative (-3)");
-    CHECK_FAILS(ctx, spx_gen_uniform(ctx, 5, 10, 11, 0, F, D, &A), SPX_ERR_INVALID_ARGUMENT, "nnz_per_row 11 exceeds the 10 columns");
-    CHECK_FAILS(ctx, spx_gen_uniform(ctx, 5, 10, 1, 0, SPX_C64, D, &A), SPX_ERR_UNSUPPORTED, "c64");
-    CHECK_FAILS(ctx, spx_gen_uniform(ctx, 5, 10, 1, 0, (spx_dtype)99, D, &A), SPX_ERR_INVALID_ARGUMENT, "value type 99");
-    CHECK_FAILS(ctx, spx_gen_uniform(ctx, 5, 10, 1, 0, F, (spx_index_type)7, &A), SPX_ERR_INVALID_ARGUMENT, "index type 7");
-    CHECK_FAILS(ctx, spx_gen_uniform(ctx, 5, 10, 1, 0, F, D, NULL), SPX_ERR_INVALID_ARGUMENT, "out is NULL");
-    CHECK_FAILS(ctx, spx_gen_uniform(ctx, INT64_C(1) << 40, INT64_C(1) << 40, INT64_C(1) << 30, 0, F, D, &A),
-                SPX_ERR_OVERFLOW, "overflow");
-    CHECK_FAILS(ctx, spx_gen_uniform(ctx, INT64_C(3000000000), 10, 0, 0, F, I32, &A), SPX_ERR_OVERFLOW, "3000000000");
-    CHECK_FAILS(ctx, spx_gen_uniform(ctx, 65536, 65536, 32768, 0, F, I32, &A), SPX_ERR_OVERFLOW, "2147483648");
+#define FAILS(call, status, needle) CHECK_FAILS(ctx, call, status, needle)
+#define BAD_ARG SPX_ERR_INVALID_ARGUMENT
+#define TOO_BIG SPX_ERR_OVERFLOW
+    FAILS(spx_gen_uniform(ctx, -1, 5, 1, 0, F, D, &A), BAD_ARG, "rows is negative (-1)");
+    FAILS(spx_gen_uniform(ctx, 5, -2, 1, 0, F, D, &A), BAD_ARG, "cols is negative (-2)");
+    FAILS(spx_gen_uniform(ctx, 5, 5, -3, 0, F, D, &A), BAD_ARG, "nnz_per_row is negative (-3)");
+    FAILS(spx_gen_uniform(ctx, 5, 10, 11, 0, F, D, &A), BAD_ARG,
+          "nnz_per_row 11 exceeds the 10 columns");
+    FAILS(spx_gen_uniform(ctx, 5, 10, 1, 0, SPX_C64, D, &A), SPX_ERR_UNSUPPORTED, "c64");
+    FAILS(spx_gen_uniform(ctx, 5, 10, 1, 0, (spx_dtype)99, D, &A), BAD_ARG, "value type 99");
+    FAILS(spx_gen_uniform(ctx, 5, 10, 1, 0, F, (spx_index_type)7, &A), BAD_ARG, "index type 7");
+    FAILS(spx_gen_uniform(ctx, 5, 10, 1, 0, F, D, NULL), BAD_ARG, "out is NULL");
+    FAILS(spx_gen_uniform(ctx, INT64_C(1) << 40, INT64_C(1) << 40, INT64_C(1) << 30, 0, F, D, &A),
+          TOO_BIG, "overflow");
+    FAILS(spx_gen_uniform(ctx, INT64_C(3000000000), 10, 0, 0, F, I32, &A), TOO_BIG, "3000000000");
+    FAILS(spx_gen_uniform(ctx, 65536, 65536, 32768, 0, F, I32, &A), TOO_BIG, "2147483648");
 
-    CHECK_FAILS(ctx, spx_gen_rmat(ctx, 0, 8, 0, 0, 0, 0, F, D, &A), SPX_ERR_INVALID_ARGUMENT, "scale 0");
-    CHECK_FAILS(ctx, spx_gen_rmat(ctx, 41, 8, 0, 0, 0, 0, F, D, &A), SPX_ERR_INVALID_ARGUMENT, "scale 41");
-    CHECK_FAILS(ctx, spx_gen_rmat(ctx, 4, -1, 0, 0, 0, 0, F, D, &A), SPX_ERR_INVALID_ARGUMENT, "edge_factor is negative (-1)");
-    CHECK_FAILS(ctx, spx_gen_rmat(ctx, 4, 8, -0.1, 0, 0, 0, F, D, &A), SPX_ERR_INVALID_ARGUMENT, "a -0.1");
-    CHECK_FAILS(ctx, spx_gen_rmat(ctx, 4, 8, 0.1, 1.5, 0, 0, F, D, &A), SPX_ERR_INVALID_ARGUMENT, "b 1.5");
-    CHECK_FAILS(ctx, spx_gen_rmat(ctx, 4, 8, 0.1, 0.1, NAN, 0, F, D, &A), SPX_ERR_INVALID_ARGUMENT, "c nan");
-    CHECK_FAILS(ctx, spx_gen_rmat(ctx, 4, 8, 0.5, 0.4, 0.3, 0, F, D, &A), SPX_ERR_INVALID_ARGUMENT, "exceed 1");
-    CHECK_FAILS(ctx, spx_gen_rmat(ctx, 40, INT64_C(1) << 30, 0, 0, 0, 0, F, D, &A), SPX_ERR_OVERFLOW, "overflow");
-    CHECK_FAILS(ctx, spx_gen_rmat(ctx, 31, 1, 0, 0, 0, 0, F, I32, &A), SPX_ERR_OVERFLOW, "int32");
+    FAILS(spx_gen_rmat(ctx, 0, 8, 0, 0, 0, 0, F, D, &A), BAD_ARG, "scale 0");
+    FAILS(spx_gen_rmat(ctx, 41, 8, 0, 0, 0, 0, F, D, &A), BAD_ARG, "scale 41");
+    FAILS(spx_gen_rmat(ctx, 4, -1, 0, 0, 0, 0, F, D, &A), BAD_ARG, "edge_factor is negative (-1)");
+    FAILS(spx_gen_rmat(ctx, 4, 8, -0.1, 0, 0, 0, F, D, &A), BAD_ARG, "a -0.1");
+    FAILS(spx_gen_rmat(ctx, 4, 8, 0.1, 1.5, 0, 0, F, D, &A), BAD_ARG, "b 1.5");
+    FAILS(spx_gen_rmat(ctx, 4, 8, 0.1, 0.1, NAN, 0, F, D, &A), BAD_ARG, "c nan");
+    FAILS(spx_gen_rmat(ctx, 4, 8, 0.5, 0.4, 0.3, 0, F, D, &A), BAD_ARG, "exceed 1");
+    FAILS(spx_gen_rmat(ctx, 40, INT64_C(1) << 30, 0, 0, 0, 0, F, D, &A), TOO_BIG, "overflow");
+    FAILS(spx_gen_rmat(ctx, 31, 1, 0, 0, 0, 0, F, I32, &A), TOO_BIG, "int32");
 
-    CHECK_FAILS(ctx, spx_gen_laplacian(ctx, 0, 5, F, D, &A), SPX_ERR_INVALID_ARGUMENT, "dims 0");
-    CHECK_FAILS(ctx, spx_gen_laplacian(ctx, 4, 5, F, D, &A), SPX_ERR_INVALID_ARGUMENT, "dims 4");
-    CHECK_FAILS(ctx, spx_gen_laplacian(ctx, 2, -5, F, D, &A), SPX_ERR_INVALID_ARGUMENT, "n is negative (-5)");
-    CHECK_FAILS(ctx, spx_gen_laplacian(ctx, 3, 3000000, F, D, &A), SPX_ERR_OVERFLOW, "3000000^3");
-    CHECK_FAILS(ctx, spx_gen_laplacian(ctx, 1, INT64_C(3000000000), F, I32, &A), SPX_ERR_OVERFLOW, "int32");
+    FAILS(spx_gen_laplacian(ctx, 0, 5, F, D, &A), BAD_ARG, "dims 0");
+    FAILS(spx_gen_laplacian(ctx, 4, 5, F, D, &A), BAD_ARG, "dims 4");
+    FAILS(spx_gen_laplacian(ctx, 2, -5, F, D, &A), BAD_ARG, "n is negative (-5)");
+    FAILS(spx_gen_laplacian(ctx, 3, 3000000, F, D, &A), TOO_BIG, "3000000^3");
+    FAILS(spx_gen_laplacian(ctx, 1, INT64_C(3000000000), F, I32, &A), TOO_BIG, "int32");
 
-    CHECK_FAILS(ctx, spx_gen_banded(ctx, 5, 5, -1, 0, 0, F, D, &A), SPX_ERR_INVALID_ARGUMENT, "lower is negative (-1)");
-    CHECK_FAILS(ctx, spx_gen_banded(ctx, 5, 5, 0, -2, 0, F, D, &A), SPX_ERR_INVALID_ARGUMENT, "upper is negative (-2)");
-    CHECK_FAILS(ctx, spx_gen_banded(ctx, 50000, 50000, 50000, 50000, 0, F, I32, &A), SPX_ERR_OVERFLOW, "2500000000");
+    FAILS(spx_gen_banded(ctx, 5, 5, -1, 0, 0, F, D, &A), BAD_ARG, "lower is negative (-1)");
+    FAILS(spx_gen_banded(ctx, 5, 5, 0, -2, 0, F, D, &A), BAD_ARG, "upper is negative (-2)");
+    FAILS(spx_gen_banded(ctx, 50000, 50000, 50000, 50000, 0, F, I32, &A), TOO_BIG, "2500000000");
 
-    CHECK_FAILS(ctx, spx_gen_block_sparse(ctx, 5, 5, 0, 4, 0.5, 0, F, D, &A), SPX_ERR_INVALID_ARGUMENT, "0 x 4");
-    CHECK_FAILS(ctx, spx_gen_block_sparse(ctx, 5, 5, 2, 2, 1.5, 0, F, D, &A), SPX_ERR_INVALID_ARGUMENT, "block_density 1.5");
-    CHECK_FAILS(ctx, spx_gen_block_sparse(ctx, 5, 5, 2, 2, -0.5, 0, F, D, &A), SPX_ERR_INVALID_ARGUMENT, "block_density -0.5");
+    FAILS(spx_gen_block_sparse(ctx, 5, 5, 0, 4, 0.5, 0, F, D, &A), BAD_ARG, "0 x 4");
+    FAILS(spx_gen_block_sparse(ctx, 5, 5, 2, 2, 1.5, 0, F, D, &A), BAD_ARG, "block_density 1.5");
+    FAILS(spx_gen_block_sparse(ctx, 5, 5, 2, 2, -0.5, 0, F, D, &A), BAD_ARG, "block_density -0.5");
 
-    CHECK_FAILS(ctx, spx_gen_pruned(ctx, 5, 5, -0.1, 0, F, D, &A), SPX_ERR_INVALID_ARGUMENT, "sparsity -0.1");
-    CHECK_FAILS(ctx, spx_gen_pruned(ctx, 5, 5, 1.1, 0, F, D, &A), SPX_ERR_INVALID_ARGUMENT, "sparsity 1.1");
-    CHECK_FAILS(ctx, spx_gen_pruned(ctx, 5, 5, NAN, 0, F, D, &A), SPX_ERR_INVALID_ARGUMENT, "sparsity nan");
-    CHECK_FAILS(ctx, spx_gen_pruned(ctx, INT64_C(10000000000), INT64_C(10000000000), 0.5, 0, F, D, &A),
-                SPX_ERR_OVERFLOW, "weights overflow");
+    FAILS(spx_gen_pruned(ctx, 5, 5, -0.1, 0, F, D, &A), BAD_ARG, "sparsity -0.1");
+    FAILS(spx_gen_pruned(ctx, 5, 5, 1.1, 0, F, D, &A), BAD_ARG, "sparsity 1.1");
+    FAILS(spx_gen_pruned(ctx, 5, 5, NAN, 0, F, D, &A), BAD_ARG, "sparsity nan");
+    FAILS(spx_gen_pruned(ctx, INT64_C(10000000000), INT64_C(10000000000), 0.5, 0, F, D, &A),
+          TOO_BIG, "weights overflow");
 
-    CHECK_FAILS(ctx, spx_gen_nm(ctx, 5, 8, 5, 4, 0, F, D, &A), SPX_ERR_INVALID_ARGUMENT, "n = 5 exceeds the group size m = 4");
-    CHECK_FAILS(ctx, spx_gen_nm(ctx, 5, 8, 0, 0, 0, F, D, &A), SPX_ERR_INVALID_ARGUMENT, "m = 0");
-    CHECK_FAILS(ctx, spx_gen_nm(ctx, 5, 8, -1, 4, 0, F, D, &A), SPX_ERR_INVALID_ARGUMENT, "n is negative (-1)");
-    CHECK_FAILS(ctx, spx_gen_nm(ctx, -5, 8, 1, 4, 0, F, D, &A), SPX_ERR_INVALID_ARGUMENT, "rows is negative (-5)");
+    FAILS(spx_gen_nm(ctx, 5, 8, 5, 4, 0, F, D, &A), BAD_ARG, "n = 5 exceeds the group size m = 4");
+    FAILS(spx_gen_nm(ctx, 5, 8, 0, 0, 0, F, D, &A), BAD_ARG, "m = 0");
+    FAILS(spx_gen_nm(ctx, 5, 8, -1, 4, 0, F, D, &A), BAD_ARG, "n is negative (-1)");
+    FAILS(spx_gen_nm(ctx, -5, 8, 1, 4, 0, F, D, &A), BAD_ARG, "rows is negative (-5)");
 
+#undef FAILS
+#undef BAD_ARG
+#undef TOO_BIG
     CHECK(A == keep, "output written on error");
     CHECK(spx__debug_live_allocations() == live, "errors leak %ld allocations",
           spx__debug_live_allocations() - live);
@@ -811,8 +849,34 @@ static void test_defaults(void)
     spx_matrix_destroy(A);
     CHECK_OK(ctx, spx_gen_pruned(ctx, 3, 8, 0.5, 1, SPX_PATTERN, SPX_INDEX_I64, &A));
     spx_matrix_info_get(A, &info);
-    CHECK(info.dtype == SPX_PATTERN && info.index_type == SPX_INDEX_I64 && info.nnz == 12, "pattern i64");
+    CHECK(info.dtype == SPX_PATTERN && info.index_type == SPX_INDEX_I64 && info.nnz == 12,
+          "pattern i64");
     spx_matrix_destroy(A);
+}
+
+/* Shapes with no rows or no columns give valid empty matrices. */
+static void test_degenerate(void)
+{
+    static const int64_t shapes[][2] = {{0, 0}, {0, 7}, {4, 0}};
+    for (int k = 0; k < 3; k++) {
+        int64_t r = shapes[k][0], c = shapes[k][1];
+        spx_matrix *M[6] = {NULL};
+        CHECK_OK(ctx, spx_gen_uniform(ctx, r, c, 0, 1, SPX_F32, SPX_INDEX_DEFAULT, &M[0]));
+        CHECK_OK(ctx, spx_gen_banded(ctx, r, c, 2, 2, 1, SPX_F32, SPX_INDEX_DEFAULT, &M[1]));
+        CHECK_OK(ctx,
+                 spx_gen_block_sparse(ctx, r, c, 3, 3, 1.0, 1, SPX_F32, SPX_INDEX_DEFAULT, &M[2]));
+        CHECK_OK(ctx, spx_gen_pruned(ctx, r, c, 0.5, 1, SPX_F32, SPX_INDEX_DEFAULT, &M[3]));
+        CHECK_OK(ctx, spx_gen_nm(ctx, r, c, 2, 4, 1, SPX_F32, SPX_INDEX_DEFAULT, &M[4]));
+        CHECK_OK(ctx, spx_gen_pruned(ctx, r, c, 0.0, 1, SPX_I64, SPX_INDEX_I32, &M[5]));
+        for (int g = 0; g < 6; g++) {
+            if (!M[g])
+                continue;
+            csr m = load(M[g], r, c);
+            CHECK(m.nnz == 0, "%lld x %lld generator %d: nnz %lld", LL(r), LL(c), g, LL(m.nnz));
+            unload(&m);
+            spx_matrix_destroy(M[g]);
+        }
+    }
 }
 
 int main(void)
@@ -834,6 +898,7 @@ int main(void)
     test_alloc_failures();
     test_errors();
     test_defaults();
+    test_degenerate();
     spx_ctx_destroy(ctx);
     return test_finish("test_gen");
 }

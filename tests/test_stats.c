@@ -75,19 +75,26 @@ static spx_matrix_stats brute(int64_t rows, int64_t cols, const entry *e, int64_
         st.row_std = sqrt(ss / (double)rows);
         st.row_cv = st.row_mean > 0 ? st.row_std / st.row_mean : 0;
         qsort(len, (size_t)rows, sizeof *len, cmp_i64);
-        st.row_median = rows % 2 ? (double)len[rows / 2] : ((double)len[rows / 2 - 1] + (double)len[rows / 2]) / 2;
+        st.row_median = rows % 2 ? (double)len[rows / 2]
+                                 : ((double)len[rows / 2 - 1] + (double)len[rows / 2]) / 2;
     }
     free(len);
     free(hit);
     return st;
 }
 
-static bool close_to(double a, double b) { return fabs(a - b) <= 1e-12 * fmax(1.0, fabs(b)); }
+static bool close_to(double a, double b)
+{
+    return fabs(a - b) <= 1e-12 * fmax(1.0, fabs(b));
+}
 
 static void compare(const spx_matrix_stats *got, const spx_matrix_stats *want, const char *what)
 {
-#define SAME_INT(f) CHECK(got->f == want->f, "%s: " #f " %lld, expected %lld", what, LL(got->f), LL(want->f))
-#define SAME_DBL(f) CHECK(close_to(got->f, want->f) && !isnan(got->f), "%s: " #f " %.17g, expected %.17g", what, got->f, want->f)
+#define SAME_INT(f)                                                                                \
+    CHECK(got->f == want->f, "%s: " #f " %lld, expected %lld", what, LL(got->f), LL(want->f))
+#define SAME_DBL(f)                                                                                \
+    CHECK(close_to(got->f, want->f) && !isnan(got->f), "%s: " #f " %.17g, expected %.17g", what,   \
+          got->f, want->f)
     SAME_INT(rows);
     SAME_INT(cols);
     SAME_INT(nnz);
@@ -103,8 +110,8 @@ static void compare(const spx_matrix_stats *got, const spx_matrix_stats *want, c
     SAME_DBL(row_mean);
     SAME_DBL(row_std);
     SAME_DBL(row_cv);
-    CHECK(got->row_median == want->row_median, "%s: row_median %g, expected %g", what, got->row_median,
-          want->row_median);
+    CHECK(got->row_median == want->row_median, "%s: row_median %g, expected %g", what,
+          got->row_median, want->row_median);
     for (int b = 0; b < SPX_STATS_HIST_BINS; b++)
         SAME_INT(row_hist[b]);
 #undef SAME_INT
@@ -132,7 +139,8 @@ static coo make_coo(int64_t rows, int64_t cols, const entry *e, int64_t n, spx_i
         spx__idx_set(c.ci, it, p, e[p].j);
         c.v[p] = (double)(p + 1);
     }
-    CHECK_OK(ctx, spx_matrix_wrap_coo(ctx, rows, cols, n, c.ri, c.ci, c.v, it, SPX_F64, SPX_MEM_HOST, &c.A));
+    CHECK_OK(ctx, spx_matrix_wrap_coo(ctx, rows, cols, n, c.ri, c.ci, c.v, it, SPX_F64,
+                                      SPX_MEM_HOST, &c.A));
     return c;
 }
 
@@ -158,8 +166,8 @@ static int64_t unique(entry *e, int64_t n)
 }
 
 /* Every slot inside the matrix of every br x bc block holding an entry (e unique). */
-static entry *bsr_slots(int64_t rows, int64_t cols, const entry *e, int64_t n, int64_t br, int64_t bc,
-                        int64_t *count)
+static entry *bsr_slots(int64_t rows, int64_t cols, const entry *e, int64_t n, int64_t br,
+                        int64_t bc, int64_t *count)
 {
     entry *blocks = malloc((size_t)(n + 1) * sizeof *blocks);
     for (int64_t p = 0; p < n; p++)
@@ -196,8 +204,8 @@ static void free_wrapped(wrapped *w)
 }
 
 /* BSR holding the unique sorted entries e in br x bc blocks. */
-static wrapped make_bsr(int64_t rows, int64_t cols, const entry *e, int64_t n, int64_t br, int64_t bc,
-                        spx_index_type it)
+static wrapped make_bsr(int64_t rows, int64_t cols, const entry *e, int64_t n, int64_t br,
+                        int64_t bc, spx_index_type it)
 {
     wrapped w = {0};
     entry *blocks = malloc((size_t)(n + 1) * sizeof *blocks);
@@ -217,7 +225,8 @@ static wrapped make_bsr(int64_t rows, int64_t cols, const entry *e, int64_t n, i
     }
     for (int64_t p = 0; p < n; p++) {
         entry key = {e[p].i / br, e[p].j / bc};
-        int64_t b = (const entry *)bsearch(&key, blocks, (size_t)nb, sizeof key, cmp_entry) - blocks;
+        int64_t b =
+            (const entry *)bsearch(&key, blocks, (size_t)nb, sizeof key, cmp_entry) - blocks;
         w.val[(b * br + e[p].i % br) * bc + e[p].j % bc] = 1.0;
     }
     free(blocks);
@@ -228,12 +237,13 @@ static wrapped make_bsr(int64_t rows, int64_t cols, const entry *e, int64_t n, i
 
 /* SELL-C-sigma holding the unique sorted entries e; rows sorted by
  * decreasing length within each sigma window. */
-static wrapped make_sell(int64_t rows, int64_t cols, const entry *e, int64_t n, int64_t C, int64_t sigma,
-                         spx_index_type it)
+static wrapped make_sell(int64_t rows, int64_t cols, const entry *e, int64_t n, int64_t C,
+                         int64_t sigma, spx_index_type it)
 {
     wrapped w = {0};
     int64_t nslices = (rows + C - 1) / C, npos = nslices * C;
-    int64_t *start = calloc((size_t)rows + 2, sizeof *start), *order = malloc((size_t)(npos + 1) * sizeof *order);
+    int64_t *start = calloc((size_t)rows + 2, sizeof *start),
+            *order = malloc((size_t)(npos + 1) * sizeof *order);
     for (int64_t p = 0; p < n; p++)
         start[e[p].i + 1]++;
     for (int64_t i = 0; i < rows; i++)
@@ -277,12 +287,13 @@ static wrapped make_sell(int64_t rows, int64_t cols, const entry *e, int64_t n, 
 #undef LEN
     free(start);
     free(order);
-    CHECK_OK(ctx, spx_matrix_wrap_sell(ctx, rows, cols, C, sigma, nslices, w.off, w.idx, w.val, w.perm, w.len,
-                                       it, SPX_F64, SPX_MEM_HOST, &w.A));
+    CHECK_OK(ctx, spx_matrix_wrap_sell(ctx, rows, cols, C, sigma, nslices, w.off, w.idx, w.val,
+                                       w.perm, w.len, it, SPX_F64, SPX_MEM_HOST, &w.A));
     return w;
 }
 
-static void check_wrapped(wrapped *w, const spx_matrix_stats *want, const char *what, const char *fmt)
+static void check_wrapped(wrapped *w, const spx_matrix_stats *want, const char *what,
+                          const char *fmt)
 {
     if (w->A) {
         spx_matrix_stats st;
@@ -364,8 +375,10 @@ static void check_all_formats(int64_t rows, int64_t cols, entry *e, int64_t n, s
 static void test_random(void)
 {
     for (int round = 0; round < 60; round++) {
-        int64_t rows = (int64_t)spx__rand_below(&rng, 50), cols = (int64_t)spx__rand_below(&rng, 50);
-        int64_t n = rows && cols ? (int64_t)spx__rand_below(&rng, (uint64_t)(rows * cols * 3 / 2 + 1)) : 0;
+        int64_t rows = (int64_t)spx__rand_below(&rng, 50),
+                cols = (int64_t)spx__rand_below(&rng, 50);
+        int64_t n =
+            rows && cols ? (int64_t)spx__rand_below(&rng, (uint64_t)(rows * cols * 3 / 2 + 1)) : 0;
         entry *e = malloc((size_t)(n + cols + 1) * sizeof *e);
         for (int64_t p = 0; p < n; p++)
             e[p] = (entry){(int64_t)spx__rand_below(&rng, (uint64_t)rows),
@@ -393,9 +406,9 @@ static void test_hand_cases(void)
         coo c = make_coo(rows, cols, NULL, 0, SPX_INDEX_I32);
         spx_matrix_stats st;
         CHECK_OK(ctx, spx_matrix_stats_compute(ctx, c.A, &st));
-        CHECK(st.nnz == 0 && st.row_mean == 0 && st.row_std == 0 && st.row_cv == 0 && st.density == 0 &&
-                  st.row_median == 0 && st.bandwidth == 0 && st.empty_rows == rows && st.empty_cols == cols &&
-                  st.row_hist[0] == rows,
+        CHECK(st.nnz == 0 && st.row_mean == 0 && st.row_std == 0 && st.row_cv == 0 &&
+                  st.density == 0 && st.row_median == 0 && st.bandwidth == 0 &&
+                  st.empty_rows == rows && st.empty_cols == cols && st.row_hist[0] == rows,
               "empty %lld x %lld", LL(rows), LL(cols));
         free_coo(&c);
     }
@@ -408,9 +421,10 @@ static void test_hand_cases(void)
     coo c = make_coo(9, 10, e, n, SPX_INDEX_I32);
     spx_matrix_stats st;
     CHECK_OK(ctx, spx_matrix_stats_compute(ctx, c.A, &st));
-    CHECK(st.nnz == 10 && st.row_min == 0 && st.row_max == 10 && st.row_median == 0 && st.empty_rows == 8 &&
-              st.empty_cols == 0 && st.lower_bandwidth == 4 && st.upper_bandwidth == 5 && st.bandwidth == 10 &&
-              st.diagonal_nnz == 1 && st.row_hist[0] == 8 && st.row_hist[4] == 1,
+    CHECK(st.nnz == 10 && st.row_min == 0 && st.row_max == 10 && st.row_median == 0 &&
+              st.empty_rows == 8 && st.empty_cols == 0 && st.lower_bandwidth == 4 &&
+              st.upper_bandwidth == 5 && st.bandwidth == 10 && st.diagonal_nnz == 1 &&
+              st.row_hist[0] == 8 && st.row_hist[4] == 1,
           "dense row");
     CHECK(close_to(st.row_mean, 10.0 / 9) && close_to(st.row_std, sqrt(800.0) / 9) &&
               close_to(st.row_cv, sqrt(800.0) / 10),
@@ -424,8 +438,9 @@ static void test_hand_cases(void)
         e[n++] = (entry){i, i};
     c = make_coo(6, 6, e, n, SPX_INDEX_I32);
     CHECK_OK(ctx, spx_matrix_stats_compute(ctx, c.A, &st));
-    CHECK(st.lower_bandwidth == 0 && st.upper_bandwidth == 0 && st.bandwidth == 1 && st.diagonal_nnz == 6 &&
-              st.row_median == 1 && st.row_std == 0 && st.row_cv == 0 && st.row_hist[1] == 6,
+    CHECK(st.lower_bandwidth == 0 && st.upper_bandwidth == 0 && st.bandwidth == 1 &&
+              st.diagonal_nnz == 6 && st.row_median == 1 && st.row_std == 0 && st.row_cv == 0 &&
+              st.row_hist[1] == 6,
           "diagonal");
     free_coo(&c);
 
@@ -433,8 +448,8 @@ static void test_hand_cases(void)
     spx_matrix *B = NULL;
     CHECK_OK(ctx, spx_gen_banded(ctx, 10, 10, 2, 3, 1, SPX_F32, SPX_INDEX_DEFAULT, &B));
     CHECK_OK(ctx, spx_matrix_stats_compute(ctx, B, &st));
-    CHECK(st.lower_bandwidth == 2 && st.upper_bandwidth == 3 && st.bandwidth == 6 && st.diagonal_nnz == 10 &&
-              st.row_max == 6 && st.row_min == 3,
+    CHECK(st.lower_bandwidth == 2 && st.upper_bandwidth == 3 && st.bandwidth == 6 &&
+              st.diagonal_nnz == 10 && st.row_max == 6 && st.row_min == 3,
           "band: %lld %lld %lld", LL(st.lower_bandwidth), LL(st.upper_bandwidth), LL(st.bandwidth));
     spx_matrix_destroy(B);
 
@@ -442,8 +457,10 @@ static void test_hand_cases(void)
     e[0] = (entry){5, 0};
     c = make_coo(6, 6, e, 1, SPX_INDEX_I32);
     CHECK_OK(ctx, spx_matrix_stats_compute(ctx, c.A, &st));
-    CHECK(st.lower_bandwidth == 5 && st.upper_bandwidth == 0 && st.bandwidth == 6 && st.diagonal_nnz == 0,
-          "below: %lld %lld %lld", LL(st.lower_bandwidth), LL(st.upper_bandwidth), LL(st.bandwidth));
+    CHECK(st.lower_bandwidth == 5 && st.upper_bandwidth == 0 && st.bandwidth == 6 &&
+              st.diagonal_nnz == 0,
+          "below: %lld %lld %lld", LL(st.lower_bandwidth), LL(st.upper_bandwidth),
+          LL(st.bandwidth));
     free_coo(&c);
 
     /* histogram bins at powers of two; even row count median */
@@ -457,9 +474,10 @@ static void test_hand_cases(void)
     c = make_coo(10, 40, h, n, SPX_INDEX_I32);
     CHECK_OK(ctx, spx_matrix_stats_compute(ctx, c.A, &st));
     for (int b = 0; b < 8; b++)
-        CHECK(st.row_hist[b] == bins[b], "bin %d holds %lld, expected %lld", b, LL(st.row_hist[b]), LL(bins[b]));
-    CHECK(st.row_median == 5.5 && st.empty_cols == 1, "median %g, empty columns %lld", st.row_median,
-          LL(st.empty_cols));
+        CHECK(st.row_hist[b] == bins[b], "bin %d holds %lld, expected %lld", b, LL(st.row_hist[b]),
+              LL(bins[b]));
+    CHECK(st.row_median == 5.5 && st.empty_cols == 1, "median %g, empty columns %lld",
+          st.row_median, LL(st.empty_cols));
     free_coo(&c);
     check_all_formats(10, 40, h, n, SPX_INDEX_I32, "histogram");
     free(h);
@@ -470,7 +488,8 @@ static void test_hand_cases(void)
     e[2] = (entry){0, 2};
     c = make_coo(3, 3, e, 3, SPX_INDEX_I64);
     CHECK_OK(ctx, spx_matrix_stats_compute(ctx, c.A, &st));
-    CHECK(st.nnz == 3 && st.row_max == 2 && st.diagonal_nnz == 2, "duplicates: nnz %lld", LL(st.nnz));
+    CHECK(st.nnz == 3 && st.row_max == 2 && st.diagonal_nnz == 2, "duplicates: nnz %lld",
+          LL(st.nnz));
     free_coo(&c);
 }
 
@@ -478,8 +497,10 @@ static void test_hand_cases(void)
 static void test_generated(void)
 {
     spx_matrix *gens[3] = {NULL, NULL, NULL};
-    CHECK_OK(ctx, spx_gen_uniform(ctx, 2000, 3000, 17, test_seed, SPX_F32, SPX_INDEX_DEFAULT, &gens[0]));
-    CHECK_OK(ctx, spx_gen_rmat(ctx, 12, 8, 0, 0, 0, test_seed, SPX_PATTERN, SPX_INDEX_I64, &gens[1]));
+    CHECK_OK(ctx,
+             spx_gen_uniform(ctx, 2000, 3000, 17, test_seed, SPX_F32, SPX_INDEX_DEFAULT, &gens[0]));
+    CHECK_OK(ctx,
+             spx_gen_rmat(ctx, 12, 8, 0, 0, 0, test_seed, SPX_PATTERN, SPX_INDEX_I64, &gens[1]));
     CHECK_OK(ctx, spx_gen_laplacian(ctx, 3, 12, SPX_F64, SPX_INDEX_DEFAULT, &gens[2]));
     for (int g = 0; g < 3; g++) {
         if (!gens[g])
@@ -512,12 +533,15 @@ static void test_errors(void)
     int32_t off[3] = {0, 2, 3}, idx[3] = {1, 0, 1};
     float v[3] = {1, 2, 3};
     spx_matrix *A = NULL;
-    CHECK_OK(ctx, spx_matrix_wrap_csr(ctx, 2, 2, 3, off, idx, v, SPX_INDEX_I32, SPX_F32, SPX_MEM_HOST, &A));
+    CHECK_OK(ctx, spx_matrix_wrap_csr(ctx, 2, 2, 3, off, idx, v, SPX_INDEX_I32, SPX_F32,
+                                      SPX_MEM_HOST, &A));
     CHECK_FAILS(ctx, spx_matrix_stats_compute(ctx, A, &st), SPX_ERR_INVALID_MATRIX, "not sorted");
-    CHECK_FAILS(ctx, spx_matrix_stats_compute(ctx, A, NULL), SPX_ERR_INVALID_ARGUMENT, "out is NULL");
+    CHECK_FAILS(ctx, spx_matrix_stats_compute(ctx, A, NULL), SPX_ERR_INVALID_ARGUMENT,
+                "out is NULL");
     spx_matrix_destroy(A);
     CHECK_FAILS(ctx, spx_matrix_stats_compute(ctx, NULL, &st), SPX_ERR_INVALID_ARGUMENT, "NULL");
-    CHECK_OK(ctx, spx_matrix_wrap_csr(ctx, 2, 2, 3, off, idx, v, SPX_INDEX_I32, SPX_F32, SPX_MEM_DEVICE, &A));
+    CHECK_OK(ctx, spx_matrix_wrap_csr(ctx, 2, 2, 3, off, idx, v, SPX_INDEX_I32, SPX_F32,
+                                      SPX_MEM_DEVICE, &A));
     CHECK_FAILS(ctx, spx_matrix_stats_compute(ctx, A, &st), SPX_ERR_UNSUPPORTED, "device");
     spx_matrix_destroy(A);
 
@@ -529,7 +553,8 @@ static void test_errors(void)
         spx__debug_fail_alloc_after(k);
         spx_status s = spx_matrix_stats_compute(ctx, G, &st);
         spx__debug_fail_alloc_after(0);
-        CHECK(s == SPX_OK || s == SPX_ERR_OUT_OF_MEMORY, "allocation %ld failing gives %s", k, spx_status_name(s));
+        CHECK(s == SPX_OK || s == SPX_ERR_OUT_OF_MEMORY, "allocation %ld failing gives %s", k,
+              spx_status_name(s));
         CHECK(spx__debug_live_allocations() == live, "allocation %ld failing leaks", k);
         if (s == SPX_OK)
             break;
@@ -547,9 +572,11 @@ int main(void)
     test_generated();
     test_errors();
     if (!bsr_available)
-        printf("test_stats: BSR not checked (spx_matrix_convert cannot produce BSR in this build)\n");
+        printf(
+            "test_stats: BSR not checked (spx_matrix_convert cannot produce BSR in this build)\n");
     if (!sell_available)
-        printf("test_stats: SELL not checked (spx_matrix_convert cannot produce SELL in this build)\n");
+        printf("test_stats: SELL not checked (spx_matrix_convert cannot produce SELL in this "
+               "build)\n");
     spx_ctx_destroy(ctx);
     return test_finish("test_stats");
 }
