@@ -227,15 +227,17 @@ spx_status spx__gen_build(spx_ctx *ctx, const spx__gen_job *job, spx_matrix **ou
         goto done;
     /* whole cache lines per thread: each area as aligned as the block, none shared */
     size_t stride = (job->scratch_bytes + 63) / 64 * 64;
-    if (stride && (s = spx__alloc(ctx, (void **)&scratch, nt, stride, "generator scratch")))
+    if (stride && nnz > 0 &&
+        (s = spx__alloc(ctx, (void **)&scratch, nt, stride, "generator scratch")))
         goto done;
 
 #pragma omp parallel for num_threads(nt) schedule(static) if (rows > SERIAL_MAX_ROWS)
     for (int64_t i = 0; i <= rows; i++)
         spx__idx_set(A->offsets, itype, i, counts ? counts[i] : i * job->row_nnz);
     pass_arg pa = {job, NULL, A, scratch, stride};
-    spx__gen_parallel(ctx, nnz >= PROGRESS_MIN_NNZ ? job->what : NULL, nunits, UNITS_PER_TASK,
-                      fill_units, &pa);
+    if (nnz > 0) /* (fill callbacks may assume some entries and their scratch) */
+        spx__gen_parallel(ctx, nnz >= PROGRESS_MIN_NNZ ? job->what : NULL, nunits, UNITS_PER_TASK,
+                          fill_units, &pa);
     A->checked_version = A->version;
 done:
     spx__free(counts);

@@ -49,7 +49,7 @@ typedef struct {
  * draw k columns, sort, drop repeats and draw again for the missing ones
  * (the first k distinct values of an i.i.d. sequence: a uniform k-subset).
  * scratch holds 4k + 1 int64 (the bitmap needs at most ceil(k/2) words). */
-#define UNIFORM_SCRATCH(k) (4 * (k) + 1)
+#define UNIFORM_SCRATCH(k) ((size_t)(k) * 4 + 1)
 static void uniform_row(spx_matrix *A, int64_t p, int64_t n, int64_t k, uint64_t *st,
                         int64_t *scratch)
 {
@@ -123,7 +123,7 @@ spx_status spx_gen_uniform(spx_ctx *ctx, int64_t rows, int64_t cols, int64_t nnz
     spx__gen_job job = {
         .fn = fn, .what = "generating uniform", .rows = rows, .cols = cols, .dtype = dtype,
         .itype = itype, .unit_rows = 1, .row_nnz = nnz_per_row, .fill = uniform_fill,
-        .scratch_bytes = (size_t)UNIFORM_SCRATCH(nnz_per_row) * sizeof(int64_t), .params = &P,
+        .scratch_bytes = UNIFORM_SCRATCH(nnz_per_row) * sizeof(int64_t), .params = &P,
     };
     return spx__gen_build(ctx, &job, out);
 }
