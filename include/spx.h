@@ -427,7 +427,8 @@ SPX_API spx_status spx_gen_uniform(spx_ctx *ctx, int64_t rows, int64_t cols, int
  * [0, 1], a + b + c <= 1); duplicate edges combined by summing their values
  * (SPX_DUP_SUM, so nnz <= edges). a = b = c = 0 selects Graph500's
  * 0.57/0.19/0.19. No noise and no vertex relabelling: vertex 0 is the
- * heaviest; self loops are kept. The index type is chosen by the edge count. */
+ * heaviest; self loops are kept. SPX_INDEX_DEFAULT gives int32 when the
+ * vertex and edge counts fit (the edges are first gathered as COO). */
 SPX_API spx_status spx_gen_rmat(spx_ctx *ctx, int scale, int64_t edge_factor, double a, double b,
                                 double c, uint64_t seed, spx_dtype dtype, spx_index_type itype,
                                 spx_matrix **out);
