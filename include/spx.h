@@ -421,51 +421,86 @@ typedef struct spx_matrix_stats {
     int64_t upper_bandwidth;       /* max(j - i) over entries */
     int64_t bandwidth;             /* lower + upper + 1 (0 for an empty matrix) */
     int64_t diagonal_nnz;          /* entries with i == j */
-    /* row_hist[0]: empty rows; row_hist[b], b >= 1: rows with length in [2^(b-1), 2^b). */
+    /* row_hist[0]: empty rows; row_hist[b], b >= 1: rows with length in [2^(b-1), 2^b)
+     * (the last bin also counts longer rows). */
     int64_t row_hist[SPX_STATS_HIST_BINS];
 } spx_matrix_stats;
 
+/* Statistics of a host matrix of any format (device matrices:
+ * SPX_ERR_UNSUPPORTED). Entries are what the format stores: COO duplicates
+ * count once per stored copy; BSR counts every slot of a stored block that
+ * lies inside the matrix (explicit zeros included, edge padding excluded), so
+ * nnz here can differ from spx_matrix_info's; SELL counts real entries only.
+ * row_median is exact (mean of the two middle lengths for an even row count),
+ * row_std the population standard deviation. With no rows, or no entries,
+ * the fields are zeros (never NaN). O(nnz + rows + cols). */
 SPX_API spx_status spx_matrix_stats_compute(spx_ctx *ctx, const spx_matrix *A,
                                             spx_matrix_stats *out);
 
 /* ------------------------------------------------------------------------ */
 /* Generators (seeded, reproducible on every platform and thread count)       */
 /* ------------------------------------------------------------------------ */
-/* Values are uniform in [-1, 1) unless stated; dtype SPX_DTYPE_DEFAULT is f32.
- * Results are CSR. */
+/* Results are canonical CSR (sorted, unique columns), validated by
+ * construction. The same seed gives the same bytes on every platform and for
+ * every thread count.
+ * Values are uniform in [-1, 1) unless stated, stored per dtype:
+ *   f32, f64, f16, bf16: the value rounded (never up to 1);
+ *   i32, i64: the nonzero integer of the value's sign with magnitude
+ *             max(1, ceil(8 |v|)): uniform over {-8..-1, 1..8} for uniform values;
+ *   bool: 1; pattern: no values; complex: SPX_ERR_UNSUPPORTED.
+ * dtype SPX_DTYPE_DEFAULT is f32. itype SPX_INDEX_DEFAULT is int32 when the
+ * shape and entry count fit, else int64; an explicit SPX_INDEX_I32 that
+ * cannot hold them is SPX_ERR_OVERFLOW. */
 
 /* Exactly nnz_per_row distinct uniformly random columns in each row. */
 SPX_API spx_status spx_gen_uniform(spx_ctx *ctx, int64_t rows, int64_t cols, int64_t nnz_per_row,
                                    uint64_t seed, spx_dtype dtype, spx_index_type itype,
                                    spx_matrix **out);
-/* R-MAT power-law graph: 2^scale vertices, edge_factor * 2^scale edges drawn
- * with quadrant probabilities a, b, c (d = 1 - a - b - c); duplicate edges
- * combined (so nnz <= edges). a = b = c = 0 selects Graph500's 0.57/0.19/0.19. */
+/* R-MAT power-law graph: 2^scale vertices (scale 1..40), edge_factor * 2^scale
+ * edges drawn with quadrant probabilities a, b, c (d = 1 - a - b - c; each in
+ * [0, 1], a + b + c <= 1); duplicate edges combined by summing their values
+ * (SPX_DUP_SUM, so nnz <= edges). a = b = c = 0 selects Graph500's
+ * 0.57/0.19/0.19. No noise and no vertex relabelling: vertex 0 is the
+ * heaviest; self loops are kept. SPX_INDEX_DEFAULT gives int32 when the
+ * vertex and edge counts fit (the edges are first gathered as COO). */
 SPX_API spx_status spx_gen_rmat(spx_ctx *ctx, int scale, int64_t edge_factor, double a, double b,
                                 double c, uint64_t seed, spx_dtype dtype, spx_index_type itype,
                                 spx_matrix **out);
 /* Finite-difference Laplacian on an n^dims grid (dims 1, 2 or 3): 2*dims on
- * the diagonal, -1 for each neighbour. */
+ * the diagonal, -1 for each neighbour (no wrap-around). Point (x, y, z) is
+ * row x + n*y + n*n*z. Integer types hold these values exactly; bool 1s. */
 SPX_API spx_status spx_gen_laplacian(spx_ctx *ctx, int dims, int64_t n, spx_dtype dtype,
                                      spx_index_type itype, spx_matrix **out);
-/* Every entry with -lower <= j - i <= upper. */
+/* Every entry with -lower <= j - i <= upper (lower, upper >= 0). */
 SPX_API spx_status spx_gen_banded(spx_ctx *ctx, int64_t rows, int64_t cols, int64_t lower,
                                   int64_t upper, uint64_t seed, spx_dtype dtype,
                                   spx_index_type itype, spx_matrix **out);
-/* Dense br x bc blocks; each block of the grid present with probability block_density. */
+/* Dense br x bc blocks; each block of the grid present with probability
+ * block_density. Edge blocks are clipped to the matrix. */
 SPX_API spx_status spx_gen_block_sparse(spx_ctx *ctx, int64_t rows, int64_t cols, int64_t br,
                                         int64_t bc, double block_density, uint64_t seed,
                                         spx_dtype dtype, spx_index_type itype, spx_matrix **out);
-/* Gaussian dense weights magnitude-pruned to the given sparsity (fraction of zeros). */
+/* Gaussian-like dense weights magnitude-pruned to the given sparsity (fraction
+ * of zeros): the round((1 - sparsity) * rows * cols) largest magnitudes are
+ * kept, as in DLMC's global magnitude pruning; ties keep the lower row-major
+ * position. Weights are Irwin-Hall sums of 12 uniforms minus 6 (mean 0,
+ * variance 1, within [-6, 6]), computed in integers so that every platform
+ * gives the same bits. The values are the kept weights. */
 SPX_API spx_status spx_gen_pruned(spx_ctx *ctx, int64_t rows, int64_t cols, double sparsity,
                                   uint64_t seed, spx_dtype dtype, spx_index_type itype,
                                   spx_matrix **out);
 /* N:M structured sparsity: in each group of m consecutive columns of a row,
- * the n largest-magnitude of m Gaussian weights are kept (2:4 is n=2, m=4). */
+ * the n largest-magnitude of m Gaussian weights are kept (2:4 is n=2, m=4;
+ * 0 <= n <= m, m >= 1). A last partial group of width w < m keeps min(n, w).
+ * The weights are those of spx_gen_pruned with the same seed; ties keep the
+ * lower column. */
 SPX_API spx_status spx_gen_nm(spx_ctx *ctx, int64_t rows, int64_t cols, int n, int m,
                               uint64_t seed, spx_dtype dtype, spx_index_type itype,
                               spx_matrix **out);
-/* Fill a dense matrix with uniform values in [-1, 1) (host memory). */
+/* Fill a dense matrix with uniform values in [-1, 1) (host memory), stored per
+ * dtype as for the generators. Only the rows x cols elements are written.
+ * Element (i, j) has its own random stream, so the values do not depend on
+ * the layout, the leading dimension or the thread count. */
 SPX_API spx_status spx_dense_fill_random(spx_ctx *ctx, spx_dense *D, uint64_t seed);
 
 /* ------------------------------------------------------------------------ */

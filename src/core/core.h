@@ -12,6 +12,10 @@
 
 #include "core/backend.h"
 
+#ifdef SPX_HAVE_OPENMP
+#include <omp.h>
+#endif
+
 #define SPX_ERROR_MSG_MAX 512
 
 struct spx_ctx {
@@ -64,6 +68,28 @@ spx_status spx__alloc_zero(spx_ctx *ctx, void **out, int64_t count, size_t size,
  * fail (n >= 1; 0 disables), and count live allocations. */
 void spx__debug_fail_alloc_after(long n);
 long spx__debug_live_allocations(void);
+
+/* ---- OpenMP ---- */
+/* Threads for a parallel region: ctx->num_threads, or the OpenMP default when
+ * it is 0 (ctx may be NULL); 1 without OpenMP. */
+static inline int spx__num_threads(const spx_ctx *ctx)
+{
+#ifdef SPX_HAVE_OPENMP
+    return ctx && ctx->num_threads > 0 ? ctx->num_threads : omp_get_max_threads();
+#else
+    (void)ctx;
+    return 1;
+#endif
+}
+/* Index of the calling thread inside a parallel region (0 outside or without OpenMP). */
+static inline int spx__thread_id(void)
+{
+#ifdef SPX_HAVE_OPENMP
+    return omp_get_thread_num();
+#else
+    return 0;
+#endif
+}
 
 /* ---- checked arithmetic ---- */
 static inline bool spx__mul_overflows(int64_t a, int64_t b, int64_t *r)
