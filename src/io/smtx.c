@@ -57,12 +57,15 @@ static spx_status next_int(spx_ctx *ctx, const spx__input *in, int64_t line, con
     char t[48];
     const char *p = skip_sep(*pp, le), *q;
     int rc = spx__parse_i64(p, le, &q, out);
+    const char *tok_end = p;
+    while (tok_end < le && !is_sep(*tok_end))
+        tok_end++;
     if (rc == SPX__NUM_SYNTAX || (q < le && !is_sep(*q)))
         return spx__fail(ctx, SPX_ERR_PARSE, "%s: line %lld: bad %s '%s' at position %lld",
-                         in->name, LL(line), what, spx__token_text(p, le, t, sizeof t), LL(pos));
+                         in->name, LL(line), what, spx__token_text(p, tok_end, t, sizeof t), LL(pos));
     if (rc == SPX__NUM_RANGE || *out < 0)
         return spx__fail(ctx, SPX_ERR_PARSE, "%s: line %lld: %s %s at position %lld is %s",
-                         in->name, LL(line), what, spx__token_text(p, le, t, sizeof t), LL(pos),
+                         in->name, LL(line), what, spx__token_text(p, tok_end, t, sizeof t), LL(pos),
                          rc == SPX__NUM_RANGE ? "too large" : "negative");
     *pp = q;
     return SPX_OK;
