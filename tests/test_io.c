@@ -1,142 +1,7 @@
-/* File I/O: Matrix Market, DLMC .smtx, the binary .spx container and dense
- * array files. Known matrices are checked against numbers computed
- * independently; malformed input must fail with a message naming the
- * problem and the line; written files must read back bit for bit. */
-#include "core/core.h"
-#include "io/io.h"
-#include "testutil.h"
-
-#include <errno.h>
-#include <float.h>
-#include <stdarg.h>
-#include <dirent.h>
-
-static spx_ctx *ctx;
-static char tmpdir[64];
-
-/* ---- helpers ---- */
-
-static const char *tmp_path(const char *name)
-{
-    static char buf[8][512];
-    static int k;
-    char *b = buf[k++ % 8];
-    snprintf(b, 512, "%.63s/%.400s", tmpdir, name);
-    return b;
-}
-
-static spx_status read_text(const char *text, const spx_read_options *o, spx_matrix **A)
-{
-    return spx_matrix_read_buffer(ctx, text, strlen(text), "mtx", "t.mtx", o, A);
-}
-
-static spx_read_options opts_of(spx_format f, spx_dtype t)
-{
-    spx_read_options o = {0};
-    o.format = f;
-    o.dtype = t;
-    return o;
-}
-
-/* Reading text must fail with status st and a message containing needle. */
-static void expect_fail(const char *kind, const char *text, size_t len, const spx_read_options *o,
-                        spx_status st, const char *needle, int line)
-{
-    spx_matrix *A = NULL;
-    spx_status s = spx_matrix_read_buffer(ctx, text, len, kind, "t.in", o, &A);
-    if (s != st || !strstr(spx_last_error(ctx), needle) || A) {
-        test_failures++;
-        fprintf(stderr, "FAIL test_io.c:%d: got %s \"%s\", expected %s with \"%s\"\n", line,
-                spx_status_name(s), spx_last_error(ctx), spx_status_name(st), needle);
-    }
-    spx_matrix_destroy(A);
-}
-#define EXPECT_MTX(text, st, needle) expect_fail("mtx", text, strlen(text), NULL, st, needle, __LINE__)
-#define EXPECT_MTX_OPT(text, o, st, needle) expect_fail("mtx", text, strlen(text), o, st, needle, __LINE__)
-#define EXPECT_SMTX(text, needle) expect_fail("smtx", text, strlen(text), NULL, SPX_ERR_PARSE, needle, __LINE__)
-
-/* Order-independent summary of a matrix: positions hash and value sums. */
-typedef struct {
-    int64_t rows, cols, nnz;
-    uint64_t posh;
-    double sum, abssum, wsum, imsum;
-} summary;
-
-static summary summarize(const spx_matrix *A)
-{
-    summary r = {0};
-    spx_matrix *C = NULL;
-    CHECK_OK(ctx, spx_matrix_convert(ctx, A, SPX_COO, NULL, &C));
-    if (!C)
-        return r;
-    spx_matrix_info in;
-    spx_matrix_arrays ar;
-    spx_matrix_info_get(C, &in);
-    spx_matrix_arrays_get(C, &ar);
-    r.rows = in.rows, r.cols = in.cols, r.nnz = in.nnz;
-    const uint64_t m61 = (1ull << 61) - 1;
-    for (int64_t k = 0; k < in.nnz; k++) {
-        uint64_t i = (uint64_t)spx__idx_get(ar.row_indices, in.index_type, k) + 1;
-        uint64_t j = (uint64_t)spx__idx_get(ar.indices, in.index_type, k) + 1;
-        r.posh = (uint64_t)(((__uint128_t)r.posh + (__uint128_t)i * j % m61 * j) % m61);
-        double re = spx__val_get(ar.values, in.dtype, k);
-        double im = in.dtype == SPX_C128 ? ((double *)ar.values)[2 * k + 1]
-                    : in.dtype == SPX_C64 ? ((float *)ar.values)[2 * k + 1] : 0;
-        r.sum += re, r.abssum += fabs(re), r.wsum += (double)i * re, r.imsum += im;
-    }
-    spx_matrix_destroy(C);
-    return r;
-}
-
-/* Two matrices hold the same arrays bit for bit. */
-static bool same_matrix(const spx_matrix *A, const spx_matrix *B)
-{
-    spx_matrix_info a, b;
-    spx_matrix_arrays x, y;
-    spx_matrix_info_get(A, &a), spx_matrix_info_get(B, &b);
-    spx_matrix_arrays_get(A, &x), spx_matrix_arrays_get(B, &y);
-    a.owns_data = b.owns_data = 0;
-    if (memcmp(&a, &b, sizeof a) != 0)
-        return false;
-    size_t isz = a.index_type == SPX_INDEX_I64 ? 8 : 4, vsz = spx_dtype_size(a.dtype);
-    int64_t noff = a.format == SPX_CSR ? a.rows + 1 : a.format == SPX_CSC ? a.cols + 1
-                   : a.format == SPX_BSR ? (a.rows + a.block_rows - 1) / a.block_rows + 1
-                   : a.format == SPX_SELL ? a.nslices + 1 : 0;
-    int64_t nidx = a.format == SPX_BSR ? a.nblocks : a.format == SPX_SELL ? a.sell_slots : a.nnz;
-    int64_t nval = a.format == SPX_SELL ? a.sell_slots : a.nnz;
-    int64_t nperm = a.format == SPX_SELL ? a.nslices * a.sell_c : 0;
-    return (!noff || !memcmp(x.offsets, y.offsets, (size_t)noff * isz)) &&
-           (!nidx || !memcmp(x.indices, y.indices, (size_t)nidx * isz)) &&
-           (a.format != SPX_COO || !nidx || !memcmp(x.row_indices, y.row_indices, (size_t)nidx * isz)) &&
-           (!vsz || !nval || !memcmp(x.values, y.values, (size_t)nval * vsz)) &&
-           (!nperm || (!memcmp(x.perm, y.perm, (size_t)nperm * isz) &&
-                       !memcmp(x.row_lengths, y.row_lengths, (size_t)nperm * isz)));
-}
-
-static char *slurp(const char *path, size_t *n)
-{
-    FILE *f = fopen(path, "rb");
-    if (!f)
-        return NULL;
-    fseek(f, 0, SEEK_END);
-    *n = (size_t)ftell(f);
-    fseek(f, 0, SEEK_SET);
-    char *b = malloc(*n + 1);
-    if (b && fread(b, 1, *n, f) != *n) {
-        free(b);
-        b = NULL;
-    }
-    fclose(f);
-    return b;
-}
-
-static void spit(const char *path, const void *data, size_t n)
-{
-    FILE *f = fopen(path, "wb");
-    CHECK(f && fwrite(data, 1, n, f) == n, "write %s", path);
-    if (f)
-        fclose(f);
-}
+/* Text formats: Matrix Market and DLMC .smtx. Known matrices are checked
+ * against numbers computed independently; malformed input must fail with a
+ * message naming the problem and the line; dense array files round-trip. */
+#include "io_testutil.h"
 
 /* ---- known matrices ---- */
 
@@ -354,8 +219,6 @@ static void test_bad_files(void)
             check_bad_dir(dir);
     }
 }
-
-#define BANNER "%%MatrixMarket matrix coordinate real general\n"
 
 static void test_malformed_mtx(void)
 {
@@ -707,169 +570,6 @@ static void test_arrays(void)
     }
 }
 
-/* ---- round trips ---- */
-
-/* A random COO with distinct positions in random order and random values
- * of type t (any bits except NaN, whose payload text does not keep). */
-static spx_matrix *random_coo(int64_t rows, int64_t cols, int64_t nnz, spx_dtype t, spx_index_type it, uint64_t *st)
-{
-    spx_matrix *A = NULL;
-    CHECK_OK(ctx, spx_matrix_create_coo(ctx, rows, cols, nnz, it, t, &A));
-    if (!A)
-        return NULL;
-    spx_matrix_arrays ar;
-    spx_matrix_arrays_get(A, &ar);
-    int64_t total = rows * cols, *pos = malloc((size_t)(total + 1) * sizeof *pos);
-    for (int64_t p = 0; p < total; p++)
-        pos[p] = p;
-    size_t vs = spx_dtype_size(t);
-    for (int64_t k = 0; k < nnz; k++) {
-        int64_t q = k + (int64_t)spx__rand_below(st, (uint64_t)(total - k)), p = pos[q];
-        pos[q] = pos[k];
-        spx__idx_set(ar.row_indices, it, k, p / cols);
-        spx__idx_set(ar.indices, it, k, p % cols);
-        if (!vs)
-            continue;
-        unsigned char *v = (unsigned char *)ar.values + k * (int64_t)vs;
-        for (size_t b = 0; b < vs; b++)
-            v[b] = (unsigned char)spx__splitmix64(st);
-        for (int c = 0; c < (spx__dtype_is_complex(t) ? 2 : 1); c++) {
-            size_t part = spx__dtype_is_complex(t) ? vs / 2 : vs;
-            if (t == SPX_BOOL)
-                v[0] &= 1;
-            else if (spx__dtype_is_int(t))
-                break;
-            else if (part == 2 && (v[1] & (t == SPX_F16 ? 0x7c : 0x7f)) == (t == SPX_F16 ? 0x7c : 0x7f))
-                v[1] &= 0xbf; /* f16 / bf16 NaN or inf: clear an exponent bit */
-            else if (part == 4 && isnan(((float *)v)[c]))
-                ((float *)v)[c] = k % 2 ? INFINITY : -0.0f;
-            else if (part == 8 && isnan(((double *)v)[c]))
-                ((double *)v)[c] = k % 2 ? -INFINITY : -0.0;
-        }
-    }
-    free(pos);
-    return A;
-}
-
-static void test_roundtrips(void)
-{
-    uint64_t st = test_seed ^ 3;
-    spx_dtype types[] = {SPX_F32, SPX_F64, SPX_F16, SPX_BF16, SPX_I32, SPX_I64, SPX_BOOL, SPX_C64, SPX_C128, SPX_PATTERN};
-    struct { int64_t r, c, nnz; spx_index_type it; } shapes[] = {
-        {37, 53, 400, SPX_INDEX_I32}, {0, 0, 0, SPX_INDEX_I32}, {5, 7, 0, SPX_INDEX_I32},
-        {1, 1, 1, SPX_INDEX_I32}, {19, 3, 40, SPX_INDEX_I64}};
-    for (size_t sh = 0; sh < sizeof shapes / sizeof shapes[0]; sh++)
-        for (size_t t = 0; t < sizeof types / sizeof types[0]; t++) {
-            spx_matrix *A = random_coo(shapes[sh].r, shapes[sh].c, shapes[sh].nnz, types[t], shapes[sh].it, &st);
-            spx_matrix *canon = NULL, *B = NULL;
-            if (!A)
-                continue;
-            CHECK_OK(ctx, spx_matrix_convert(ctx, A, SPX_COO, NULL, &canon));
-            CHECK_OK(ctx, spx_matrix_write(ctx, A, tmp_path("rt.mtx")));
-            spx_read_options o = opts_of(SPX_COO, types[t]);
-            o.index_type = shapes[sh].it;
-            CHECK_OK(ctx, spx_matrix_read(ctx, tmp_path("rt.mtx"), &o, &B));
-            CHECK(B && canon && same_matrix(B, canon), ".mtx round trip %s shape %zu", spx_dtype_name(types[t]), sh);
-            spx_matrix_destroy(B);
-            /* .spx keeps every format as it is, COO unsorted and with duplicates included */
-            spx_format fmts[] = {SPX_COO, SPX_CSR, SPX_CSC, SPX_BSR, SPX_SELL};
-            for (size_t f = 0; f < 5; f++) {
-                spx_matrix *F = NULL;
-                spx_format_params p = {.block_rows = 2, .block_cols = 3, .sell_c = 4, .sell_sigma = 8};
-                if (fmts[f] == SPX_COO)
-                    CHECK_OK(ctx, spx_matrix_copy(ctx, A, &F));
-                else if (spx_matrix_convert(ctx, A, fmts[f], &p, &F) != SPX_OK) {
-                    CHECK(spx_last_status(ctx) == SPX_ERR_UNSUPPORTED && fmts[f] >= SPX_BSR,
-                          "convert to %s: %s", spx_format_name(fmts[f]), spx_last_error(ctx));
-                    continue; /* BSR/SELL conversions may not exist in this build yet */
-                }
-                B = NULL;
-                CHECK_OK(ctx, spx_matrix_write(ctx, F, tmp_path("rt.spx")));
-                CHECK_OK(ctx, spx_matrix_read(ctx, tmp_path("rt.spx"), NULL, &B));
-                CHECK(B && same_matrix(B, F), ".spx round trip %s %s shape %zu", spx_format_name(fmts[f]),
-                      spx_dtype_name(types[t]), sh);
-                spx_matrix_destroy(B);
-                spx_matrix_destroy(F);
-            }
-            spx_matrix_destroy(canon);
-            spx_matrix_destroy(A);
-        }
-}
-
-/* ---- corrupted .spx ---- */
-
-static void put_u64(unsigned char *p, uint64_t v)
-{
-    for (int i = 0; i < 8; i++)
-        p[i] = (unsigned char)(v >> (8 * i));
-}
-
-static void reseal(unsigned char *b, size_t n) { put_u64(b + n - 8, spx__xxh64_once(b, n - 8, 0)); }
-
-static void test_corrupt_spx(void)
-{
-    uint64_t st = test_seed ^ 5;
-    spx_matrix *A = random_coo(9, 11, 30, SPX_F64, SPX_INDEX_I32, &st), *C = NULL;
-    if (!A)
-        return;
-    CHECK_OK(ctx, spx_matrix_convert(ctx, A, SPX_CSR, NULL, &C));
-    CHECK_OK(ctx, spx_matrix_write(ctx, C, tmp_path("c.spx")));
-    size_t n = 0;
-    unsigned char *b = (unsigned char *)slurp(tmp_path("c.spx"), &n);
-    CHECK(b && n > 136, "read back c.spx");
-    for (size_t pos = 0; b && pos < n; pos++) {
-        b[pos] ^= (unsigned char)(1u << (pos % 8));
-        expect_fail("spx", (char *)b, n, NULL, SPX_ERR_CORRUPT, pos < 8 ? "bad magic" : pos < 12 ? "version"
-                                                                 : pos < n - 8 ? "checksum mismatch (stored 0x"
-                                                                               : "checksum mismatch", __LINE__);
-        b[pos] ^= (unsigned char)(1u << (pos % 8));
-    }
-    size_t cuts[] = {0, 1, 7, 8, 100, 128, 135, 136, n / 2, n - 9, n - 1};
-    for (size_t k = 0; b && k < sizeof cuts / sizeof cuts[0]; k++)
-        expect_fail("spx", (char *)b, cuts[k], NULL, SPX_ERR_CORRUPT, "t.in: ", __LINE__);
-    if (b) {
-        unsigned char *h = malloc(n);
-        /* hostile sizes with a valid checksum: refused before any allocation */
-        int64_t fields[] = {32, 40, 48}; /* rows, cols, nnz */
-        for (int f = 0; f < 3; f++) {
-            memcpy(h, b, n);
-            put_u64(h + fields[f], (uint64_t)1 << 40);
-            reseal(h, n);
-            long live = spx__debug_live_allocations();
-            expect_fail("spx", (char *)h, n, NULL, SPX_ERR_CORRUPT, "t.in: ", __LINE__);
-            CHECK(spx__debug_live_allocations() == live, "no leak on hostile header");
-        }
-        memcpy(h, b, n);
-        put_u64(h + 32, (uint64_t)-5);
-        reseal(h, n);
-        expect_fail("spx", (char *)h, n, NULL, SPX_ERR_CORRUPT, "negative or huge count", __LINE__);
-        /* a valid checksum over an invalid structure: column index out of range */
-        memcpy(h, b, n);
-        size_t idx = 128 + 8 + (9 + 1) * 4 + 4 /* padding */ + 8;
-        h[idx] = 200;
-        reseal(h, n);
-        expect_fail("spx", (char *)h, n, NULL, SPX_ERR_CORRUPT, "stored csr matrix is invalid", __LINE__);
-        memcpy(h, b, n);
-        h[8] = 2;
-        expect_fail("spx", (char *)h, n, NULL, SPX_ERR_CORRUPT, "unsupported .spx version 2", __LINE__);
-        free(h);
-    }
-    /* conversion on load and refused retyping */
-    spx_read_options o = opts_of(SPX_CSC, SPX_DTYPE_DEFAULT);
-    spx_matrix *B = NULL, *csc = NULL;
-    CHECK_OK(ctx, spx_matrix_read(ctx, tmp_path("c.spx"), &o, &B));
-    CHECK_OK(ctx, spx_matrix_convert(ctx, C, SPX_CSC, NULL, &csc));
-    CHECK(B && csc && same_matrix(B, csc), ".spx converted on load");
-    spx_matrix_destroy(B);
-    spx_matrix_destroy(csc);
-    o = opts_of(SPX_FORMAT_DEFAULT, SPX_F32);
-    B = NULL;
-    CHECK_FAILS(ctx, spx_matrix_read(ctx, tmp_path("c.spx"), &o, &B), SPX_ERR_UNSUPPORTED, "stores f64 values");
-    free(b);
-    spx_matrix_destroy(A);
-    spx_matrix_destroy(C);
-}
-
 /* ---- DLMC .smtx ---- */
 
 static void test_smtx(void)
@@ -933,68 +633,7 @@ static void test_smtx(void)
     expect_fail("smtx", "1, 1, 0\n0 0\n", 11, &i32, SPX_ERR_UNSUPPORTED, "random values need a float type, not i32", __LINE__);
 }
 
-/* ---- dispatch, I/O errors, atomic writes ---- */
-
-static int count_dir_entries(const char *dir)
-{
-    DIR *d = opendir(dir);
-    int n = 0;
-    struct dirent *e;
-    while (d && (e = readdir(d)))
-        n += e->d_name[0] != '.';
-    if (d)
-        closedir(d);
-    return n;
-}
-
-static void test_dispatch_and_errors(void)
-{
-    spx_matrix *A = NULL;
-    CHECK_FAILS(ctx, spx_matrix_read(ctx, "/nonexistent/x.mtx", NULL, &A), SPX_ERR_IO,
-                "cannot open '/nonexistent/x.mtx': No such file");
-    CHECK_FAILS(ctx, spx_matrix_read(ctx, tmpdir, NULL, &A), SPX_ERR_IO, "Is a directory");
-    CHECK_FAILS(ctx, spx_matrix_read_buffer(ctx, "", 0, "csv", "x", NULL, &A), SPX_ERR_INVALID_ARGUMENT, "unknown kind 'csv'");
-    spx_read_options bad = {0};
-    bad.dtype = (spx_dtype)77;
-    CHECK_FAILS(ctx, read_text(BANNER "1 1 0\n", &bad, &A), SPX_ERR_INVALID_ARGUMENT, "invalid value type 77");
-    CHECK(!A, "outputs untouched on error");
-    /* by content when the extension says nothing */
-    uint64_t st = test_seed ^ 11;
-    spx_matrix *R = random_coo(6, 5, 9, SPX_F64, SPX_INDEX_I32, &st), *C = NULL, *B = NULL;
-    if (!R)
-        return;
-    CHECK_OK(ctx, spx_matrix_convert(ctx, R, SPX_CSR, NULL, &C));
-    CHECK_OK(ctx, spx_matrix_write(ctx, C, tmp_path("m.spx")));
-    CHECK_OK(ctx, spx_matrix_write(ctx, C, tmp_path("m.mtx")));
-    CHECK(rename(tmp_path("m.spx"), tmp_path("m_spx.bin")) == 0 && rename(tmp_path("m.mtx"), tmp_path("m_mtx.txt")) == 0, "rename");
-    const char *names[] = {"m_spx.bin", "m_mtx.txt"};
-    for (int k = 0; k < 2; k++) {
-        B = NULL;
-        CHECK_OK(ctx, spx_matrix_read(ctx, tmp_path(names[k]), NULL, &B));
-        CHECK(B && same_matrix(B, C), "content detection %s", names[k]);
-        spx_matrix_destroy(B);
-    }
-    spit(tmp_path("s.dat"), "1, 2, 1\n0 1\n1\n", 14);
-    B = NULL;
-    CHECK_OK(ctx, spx_matrix_read(ctx, tmp_path("s.dat"), NULL, &B));
-    CHECK(B && summarize(B).nnz == 1, "smtx by content");
-    spx_matrix_destroy(B);
-    spit(tmp_path("z.dat"), "\x1f\x8b\x08\x00", 4);
-    CHECK_FAILS(ctx, spx_matrix_read(ctx, tmp_path("z.dat"), NULL, &B), SPX_ERR_PARSE, "gzip-compressed");
-    CHECK_FAILS(ctx, spx_matrix_write(ctx, C, tmp_path("m.txt")), SPX_ERR_INVALID_ARGUMENT, "use .mtx or .spx");
-    CHECK_FAILS(ctx, spx_matrix_write(ctx, C, "/nonexistent/dir/x.mtx"), SPX_ERR_IO,
-                "cannot create '/nonexistent/dir/x.mtx': No such file");
-    /* a failed rename leaves nothing behind, and an old file stays whole */
-    CHECK(mkdir(tmp_path("sub"), 0700) == 0 && mkdir(tmp_path("sub/occupied.mtx"), 0700) == 0 &&
-              mkdir(tmp_path("sub/occupied.mtx/x"), 0700) == 0, "mkdir");
-    CHECK_FAILS(ctx, spx_matrix_write(ctx, C, tmp_path("sub/occupied.mtx")), SPX_ERR_IO, "sub/occupied.mtx");
-    CHECK(count_dir_entries(tmp_path("sub")) == 1, "temporary file removed after a failed write");
-    rmdir(tmp_path("sub/occupied.mtx/x")), rmdir(tmp_path("sub/occupied.mtx")), rmdir(tmp_path("sub"));
-    spx_matrix_destroy(R);
-    spx_matrix_destroy(C);
-}
-
-/* ---- threads and allocation failures ---- */
+/* ---- threads ---- */
 
 static void test_threads(void)
 {
@@ -1036,50 +675,10 @@ static void test_threads(void)
     free(text);
 }
 
-static void test_allocation_failures(void)
-{
-    uint64_t st = test_seed ^ 17;
-    spx_matrix *R = random_coo(8, 8, 20, SPX_F32, SPX_INDEX_I32, &st);
-    CHECK_OK(ctx, spx_matrix_write(ctx, R, tmp_path("af.spx")));
-    CHECK_OK(ctx, spx_matrix_write(ctx, R, tmp_path("af.mtx")));
-    char path[4096];
-    snprintf(path, sizeof path, "%s/1138_bus.mtx", test_local_data_dir());
-    const char *reads[] = {path, tmp_path("af.spx"), tmp_path("af.mtx"), tmp_path("s.dat")};
-    for (int r = 0; r < 6; r++) {
-        long live = spx__debug_live_allocations();
-        int fails = 0;
-        for (long n = 1; n < 200; n++) {
-            spx__debug_fail_alloc_after(n);
-            spx_matrix *A = NULL;
-            spx_dense D = {0};
-            spx_status s = r < 4 ? spx_matrix_read(ctx, reads[r], NULL, &A)
-                           : r == 4 ? spx_matrix_write(ctx, R, tmp_path("af2.mtx"))
-                                    : spx_dense_read(ctx, tmp_path("af.mtx"), SPX_F64, SPX_ROW_MAJOR, &D);
-            spx__debug_fail_alloc_after(0);
-            spx_matrix_destroy(A);
-            spx_dense_free(&D);
-            CHECK(s == SPX_OK || s == SPX_ERR_OUT_OF_MEMORY, "case %d, failing allocation %ld: %s %s", r, n,
-                  spx_status_name(s), spx_last_error(ctx));
-            CHECK(spx__debug_live_allocations() == live, "case %d, failing allocation %ld leaks", r, n);
-            if (s == SPX_OK)
-                break;
-            fails++;
-        }
-        CHECK(fails > 0, "case %d saw allocation failures", r);
-    }
-    spx_matrix_destroy(R);
-}
-
 int main(void)
 {
     test_init();
-    snprintf(tmpdir, sizeof tmpdir, "/tmp/spx_test_io_XXXXXX");
-    if (!mkdtemp(tmpdir)) {
-        fprintf(stderr, "cannot create a temporary folder: %s\n", strerror(errno));
-        return 1;
-    }
-    CHECK_OK(NULL, spx_ctx_create(&ctx));
-    spx_ctx_set_progress(ctx, 0);
+    io_test_setup();
     long live = spx__debug_live_allocations();
     test_known_matrices();
     test_hermitian_exact();
@@ -1088,21 +687,9 @@ int main(void)
     test_accepted_variants();
     test_number_parsing();
     test_arrays();
-    test_roundtrips();
-    test_corrupt_spx();
     test_smtx();
-    test_dispatch_and_errors();
     test_threads();
-    test_allocation_failures();
     CHECK(spx__debug_live_allocations() == live, "%ld allocations leaked", spx__debug_live_allocations() - live);
-    spx_ctx_destroy(ctx);
-    DIR *d = opendir(tmpdir);
-    struct dirent *e;
-    while (d && (e = readdir(d)))
-        if (e->d_name[0] != '.')
-            unlink(tmp_path(e->d_name));
-    if (d)
-        closedir(d);
-    rmdir(tmpdir);
+    io_test_teardown();
     return test_finish("test_io");
 }
