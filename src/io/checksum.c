@@ -1,6 +1,6 @@
 /* XXH64 (Yann Collet's xxHash, 64-bit variant), streaming and one-shot.
  * The .spx container ends with the XXH64 (seed 0) of every byte before it,
- * so `xxhsum -H64` on those bytes reproduces it. */
+ * so `xxhsum -H1` (XXH64) on those bytes reproduces it. */
 #include "io/io.h"
 
 #include <string.h>

@@ -1,9 +1,10 @@
 /* Number parsing for the text readers. Integers are parsed by hand with
  * overflow detection. Reals take an exact fast path (Clinger: a mantissa of
  * at most 2^53 (2^24 for float) times an exactly representable power of ten
- * is one correctly rounded IEEE operation) and otherwise fall back to
- * strtod/strtof on a NUL-terminated copy of the token, so every result is
- * correctly rounded. */
+ * is one correctly rounded IEEE operation), then an exact integer path for
+ * up to 19 digits and |exp10| <= 27 (the %.17g text of any double), and
+ * otherwise fall back to strtod/strtof on a NUL-terminated copy of the
+ * token, so every result is correctly rounded. */
 #include "io/io.h"
 
 #include <errno.h>
@@ -21,13 +22,14 @@ int spx__parse_i64(const char *p, const char *end, const char **endp, int64_t *o
     const char *digits = p;
     uint64_t v = 0;
     bool overflow = false;
+    /* 19 digits always fit in uint64; only longer numbers need checks */
+    const char *easy = end - p > 19 ? p + 19 : end;
+    while (p < easy && (unsigned)(*p - '0') < 10u)
+        v = v * 10u + (unsigned)(*p++ - '0');
     while (p < end && (unsigned)(*p - '0') < 10u) {
-        unsigned d = (unsigned)(*p - '0');
-        if (v > (UINT64_MAX - d) / 10u)
-            overflow = true;
-        else
-            v = v * 10u + d;
-        p++;
+        unsigned d = (unsigned)(*p++ - '0');
+        overflow |= v > (UINT64_MAX - d) / 10u;
+        v = v * 10u + d;
     }
     *endp = p;
     if (p == digits)
@@ -54,6 +56,59 @@ static const double exact_pow10[] = {1e0,  1e1,  1e2,  1e3,  1e4,  1e5,  1e6,  1
                                      1e16, 1e17, 1e18, 1e19, 1e20, 1e21, 1e22};
 static const float exact_pow10f[] = {1e0f, 1e1f, 1e2f, 1e3f, 1e4f, 1e5f,
                                      1e6f, 1e7f, 1e8f, 1e9f, 1e10f};
+
+static const uint64_t pow5[28] = {
+    1ull, 5ull, 25ull, 125ull, 625ull, 3125ull, 15625ull, 78125ull, 390625ull, 1953125ull,
+    9765625ull, 48828125ull, 244140625ull, 1220703125ull, 6103515625ull, 30517578125ull,
+    152587890625ull, 762939453125ull, 3814697265625ull, 19073486328125ull, 95367431640625ull,
+    476837158203125ull, 2384185791015625ull, 11920928955078125ull, 59604644775390625ull,
+    298023223876953125ull, 1490116119384765625ull, 7450580596923828125ull};
+
+static int bit_length(unsigned __int128 x)
+{
+    uint64_t hi = (uint64_t)(x >> 64);
+    return hi ? 128 - __builtin_clzll(hi) : x ? 64 - __builtin_clzll((uint64_t)x) : 0;
+}
+
+/* (q + sticky) * 2^e rounded to `bits` significant bits (nearest, ties to
+ * even), where sticky says that a nonzero fraction below q was cut off.
+ * False if the result would leave the normal range of the type. */
+static bool round_scaled(unsigned __int128 q, bool sticky, int e, int bits, double *out)
+{
+    int len = bit_length(q), cut = len - bits - 1; /* keep bits + 1 (the round bit) */
+    if (cut > 0) {
+        sticky |= (q & (((unsigned __int128)1 << cut) - 1)) != 0;
+        q >>= cut;
+        e += cut;
+    }
+    uint64_t m = (uint64_t)q, r = m >> 1;
+    if (len > bits && (m & 1) && (sticky || (r & 1)))
+        r++;
+    if (len <= bits) {
+        r = m;
+    } else {
+        e += 1;
+    }
+    int top = e + bit_length(r) - 1; /* exponent of the leading bit */
+    int lo = bits == 53 ? -1022 : -126, hi = bits == 53 ? 1023 : 127;
+    if (top < lo || top > hi)
+        return false;
+    *out = ldexp((double)r, e);
+    return true;
+}
+
+/* w * 10^exp10 for w < 2^64, |exp10| <= 27, exactly: with 10^k = 5^k * 2^k,
+ * multiplying is an exact 128-bit product; dividing by 5^k keeps at least
+ * 64 quotient bits and a sticky bit for the remainder. */
+static bool scaled_exact(uint64_t w, int64_t exp10, int bits, double *out)
+{
+    if (exp10 >= 0)
+        return round_scaled((unsigned __int128)w * pow5[exp10], false, (int)exp10, bits, out);
+    int k = (int)-exp10, sh = 127 - bit_length(w);
+    unsigned __int128 n = (unsigned __int128)w << sh;
+    unsigned __int128 q = n / pow5[k];
+    return round_scaled(q, n % pow5[k] != 0, -sh - k, bits, out);
+}
 
 /* strtod/strtof on a NUL-terminated copy of [s, e). The copy's '.' becomes
  * the locale's decimal point, so the result does not depend on setlocale. */
@@ -171,6 +226,11 @@ int spx__parse_real(const char *p, const char *end, bool single, const char **en
         }
     }
 #endif
+    double v;
+    if (!truncated && w != 0 && exp10 >= -27 && exp10 <= 27 && scaled_exact(w, exp10, single ? 24 : 53, &v)) {
+        *out = neg ? -v : v;
+        return SPX__NUM_OK;
+    }
     return parse_slow(s, p, single, out);
 }
 
