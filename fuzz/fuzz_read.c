@@ -2,7 +2,7 @@
  * "spx" (and, for input that starts like a .spx file, again with its
  * checksum recomputed so that the header and structure checks behind the
  * checksum are reached). Whatever is accepted must pass spx_matrix_check;
- * nothing may leak. */
+ * nothing may leak; allocations over 32 MiB fail (and must fail cleanly). */
 #include "core/core.h"
 #include "io/io.h"
 
@@ -10,6 +10,22 @@
 #include <string.h>
 
 static spx_ctx *ctx;
+
+/* Linked with --wrap: every malloc, calloc and realloc of the process comes
+ * here; requests over 32 MiB fail, as they would on a small machine. */
+#define ALLOC_CAP ((size_t)32 << 20)
+void *__real_malloc(size_t n);
+void *__real_calloc(size_t c, size_t n);
+void *__real_realloc(void *p, size_t n);
+void *__wrap_malloc(size_t n);
+void *__wrap_calloc(size_t c, size_t n);
+void *__wrap_realloc(void *p, size_t n);
+void *__wrap_malloc(size_t n) { return n > ALLOC_CAP ? NULL : __real_malloc(n); }
+void *__wrap_calloc(size_t c, size_t n)
+{
+    return n && c > ALLOC_CAP / n ? NULL : __real_calloc(c, n);
+}
+void *__wrap_realloc(void *p, size_t n) { return n > ALLOC_CAP ? NULL : __real_realloc(p, n); }
 
 static void read_one(const void *data, size_t size, const char *kind, const spx_read_options *o)
 {

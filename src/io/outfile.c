@@ -5,6 +5,7 @@
 
 #include <errno.h>
 #include <fcntl.h>
+#include <stdatomic.h>
 #include <stdio.h>
 #include <string.h>
 #include <unistd.h>
@@ -31,9 +32,9 @@ spx_status spx__out_open(spx_ctx *ctx, const char *path, spx__outfile *o)
     }
     o->cap = OUT_BUFFER;
     /* O_EXCL on a fresh name; the mode is filtered by the umask like any new file */
-    static unsigned counter;
+    static atomic_uint counter;
     for (int attempt = 0; attempt < 100; attempt++) {
-        snprintf(o->tmp_path, n, "%s.tmp%ld.%u", path, (long)getpid(), counter++);
+        snprintf(o->tmp_path, n, "%s.tmp%ld.%u", path, (long)getpid(), atomic_fetch_add(&counter, 1));
         o->fd = open(o->tmp_path, O_WRONLY | O_CREAT | O_EXCL, 0666);
         if (o->fd >= 0 || errno != EEXIST)
             break;
