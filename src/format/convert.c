@@ -75,25 +75,57 @@ static void acc_store(const dup_acc *a, void *vals, spx_dtype t, int64_t q)
     }
 }
 
-/* Stable counting sort of positions `in` (or 0..n-1 if in is NULL) by key[p]
- * in [0, nkeys); writes order to out and, if counts is given, fills counts
- * (nkeys+1 offsets). Keys are assumed in range. */
-static void counting_sort(const void *key, spx_index_type t, int64_t n, int64_t nkeys,
-                          const int64_t *in, int64_t *out, int64_t *offs)
+/* Stable counting sort of positions by key: out[] lists the positions (in[]'s
+ * order, or 0..n-1 when in is NULL) grouped by key, and starts[k] is the first
+ * slot of key k (nkeys + 1 values). With T threads each takes a contiguous
+ * slice of the input with its own histogram (hist: T * (nkeys + 1) scratch),
+ * so the result is the serial one. Keys are in range. */
+static void counting_sort(const void *key, spx_index_type t, int64_t n, int64_t nkeys, const int64_t *in,
+                          int64_t *out, int64_t *starts, int64_t *hist, int T)
 {
-    memset(offs, 0, (size_t)(nkeys + 1) * sizeof *offs);
-    for (int64_t q = 0; q < n; q++)
-        offs[spx__idx_get(key, t, in ? in[q] : q) + 1]++;
-    for (int64_t k = 0; k < nkeys; k++)
-        offs[k + 1] += offs[k];
-    for (int64_t q = 0; q < n; q++) {
-        int64_t p = in ? in[q] : q;
-        out[offs[spx__idx_get(key, t, p)]++] = p;
+    memset(hist, 0, (size_t)T * (size_t)(nkeys + 1) * sizeof *hist);
+#pragma omp parallel num_threads(T)
+    {
+        int th = spx__thread_id();
+        int64_t lo = n * th / T, hi = n * (th + 1) / T;
+        int64_t *h = hist + (int64_t)th * (nkeys + 1);
+        if (t == SPX_INDEX_I32)
+            for (int64_t q = lo; q < hi; q++)
+                h[((const int32_t *)key)[in ? in[q] : q]]++;
+        else
+            for (int64_t q = lo; q < hi; q++)
+                h[((const int64_t *)key)[in ? in[q] : q]]++;
+#pragma omp barrier
+#pragma omp single
+        {
+            int64_t running = 0;
+            for (int64_t k = 0; k < nkeys; k++) {
+                starts[k] = running;
+                for (int u = 0; u < T; u++) {
+                    int64_t c = hist[(int64_t)u * (nkeys + 1) + k];
+                    hist[(int64_t)u * (nkeys + 1) + k] = running;
+                    running += c;
+                }
+            }
+            starts[nkeys] = running;
+        }
+        for (int64_t q = lo; q < hi; q++) {
+            int64_t p = in ? in[q] : q;
+            out[h[spx__idx_get(key, t, p)]++] = p;
+        }
     }
-    /* offs[k] now holds the end of bucket k; shift back to starts */
-    for (int64_t k = nkeys; k > 0; k--)
-        offs[k] = offs[k - 1];
-    offs[0] = 0;
+}
+
+/* Threads for a counting sort over nkeys keys: each needs its own histogram,
+ * so use fewer when keys outnumber entries. */
+static int sort_threads(const spx_ctx *ctx, int64_t n, int64_t nkeys)
+{
+    int T = spx__num_threads(ctx);
+    if (n < 100000)
+        return 1;
+    while (T > 1 && (int64_t)T * (nkeys + 1) > 2 * n)
+        T--;
+    return T;
 }
 
 spx_status spx__coo_compress(spx_ctx *ctx, const spx_matrix *A, spx_format to, spx_dup_policy dup,
@@ -111,44 +143,62 @@ spx_status spx__coo_compress(spx_ctx *ctx, const spx_matrix *A, spx_format to, s
     int64_t nmajor = by_rows ? A->rows : A->cols, nminor = by_rows ? A->cols : A->rows;
     int64_t n = A->nnz;
 
+    int64_t bad = n;
+#pragma omp parallel for reduction(min : bad) num_threads(spx__num_threads(ctx)) schedule(static)
     for (int64_t p = 0; p < n; p++) {
         int64_t i = spx__idx_get(A->row_indices, t, p), j = spx__idx_get(A->indices, t, p);
-        if (i < 0 || i >= A->rows || j < 0 || j >= A->cols)
-            return spx__fail(ctx, SPX_ERR_INVALID_MATRIX,
-                             "entry %lld at (%lld, %lld) is outside the %lld x %lld matrix",
-                             LL(p), LL(i), LL(j), LL(A->rows), LL(A->cols));
+        if ((i < 0 || i >= A->rows || j < 0 || j >= A->cols) && p < bad)
+            bad = p;
     }
+    if (bad < n)
+        return spx__fail(ctx, SPX_ERR_INVALID_MATRIX, "entry %lld at (%lld, %lld) is outside the %lld x %lld matrix",
+                         LL(bad), LL(spx__idx_get(A->row_indices, t, bad)), LL(spx__idx_get(A->indices, t, bad)),
+                         LL(A->rows), LL(A->cols));
 
-    int64_t *tmp = NULL, *order = NULL, *offs = NULL;
+    int64_t *tmp = NULL, *order = NULL, *starts = NULL, *runs = NULL, *hist = NULL;
     spx_matrix *C = NULL;
-    int64_t nkeys = nmajor > nminor ? nmajor : nminor;
-    s = spx__alloc(ctx, (void **)&tmp, n, sizeof(int64_t), "sort buffer");
-    if (!s)
-        s = spx__alloc(ctx, (void **)&order, n, sizeof(int64_t), "sort buffer");
-    if (!s)
-        s = spx__alloc(ctx, (void **)&offs, nkeys + 1, sizeof(int64_t), "sort counts");
-    if (s)
+    int T1 = sort_threads(ctx, n, nminor), T2 = sort_threads(ctx, n, nmajor);
+    int64_t hist_len = (int64_t)T1 * (nminor + 1) > (int64_t)T2 * (nmajor + 1) ? (int64_t)T1 * (nminor + 1)
+                                                                               : (int64_t)T2 * (nmajor + 1);
+    if ((s = spx__alloc(ctx, (void **)&tmp, n, sizeof(int64_t), "sort buffer")) ||
+        (s = spx__alloc(ctx, (void **)&order, n, sizeof(int64_t), "sort buffer")) ||
+        (s = spx__alloc(ctx, (void **)&starts, (nmajor > nminor ? nmajor : nminor) + 1, sizeof(int64_t),
+                        "sort buckets")) ||
+        (s = spx__alloc(ctx, (void **)&runs, nmajor + 1, sizeof(int64_t), "row counts")) ||
+        (s = spx__alloc(ctx, (void **)&hist, hist_len, sizeof(int64_t), "sort counts")))
         goto done;
-    counting_sort(minor, t, n, nminor, NULL, tmp, offs);
-    counting_sort(major, t, n, nmajor, tmp, order, offs);
+    counting_sort(minor, t, n, nminor, NULL, tmp, starts, hist, T1);
+    counting_sort(major, t, n, nmajor, tmp, order, starts, hist, T2);
 
-    /* count unique entries */
-    int64_t nuniq = 0;
-    for (int64_t q = 0; q < n; q++) {
-        if (q > 0 && spx__idx_get(major, t, order[q]) == spx__idx_get(major, t, order[q - 1]) &&
-            spx__idx_get(minor, t, order[q]) == spx__idx_get(minor, t, order[q - 1])) {
-            if (dup == SPX_DUP_ERROR) {
-                s = spx__fail(ctx, SPX_ERR_INVALID_MATRIX,
-                              "duplicate entry (%lld, %lld) at entries %lld and %lld",
-                              LL(spx__idx_get(A->row_indices, t, order[q])),
-                              LL(spx__idx_get(A->indices, t, order[q])), LL(order[q - 1]),
-                              LL(order[q]));
-                goto done;
+    /* distinct entries per major index (runs of equal minor index) */
+    int64_t first_dup = n;
+#pragma omp parallel for reduction(min : first_dup) num_threads(spx__num_threads(ctx)) schedule(dynamic, 1024)
+    for (int64_t k = 0; k < nmajor; k++) {
+        int64_t u = 0;
+        for (int64_t q = starts[k]; q < starts[k + 1]; q++) {
+            if (q > starts[k] && spx__idx_get(minor, t, order[q]) == spx__idx_get(minor, t, order[q - 1])) {
+                if (q < first_dup)
+                    first_dup = q;
+                continue;
             }
-            continue;
+            u++;
         }
-        nuniq++;
+        runs[k] = u;
     }
+    if (dup == SPX_DUP_ERROR && first_dup < n) {
+        s = spx__fail(ctx, SPX_ERR_INVALID_MATRIX, "duplicate entry (%lld, %lld) at entries %lld and %lld",
+                      LL(spx__idx_get(A->row_indices, t, order[first_dup])),
+                      LL(spx__idx_get(A->indices, t, order[first_dup])), LL(order[first_dup - 1]),
+                      LL(order[first_dup]));
+        goto done;
+    }
+    int64_t nuniq = 0;
+    for (int64_t k = 0; k < nmajor; k++) { /* runs[k] becomes the first output slot of k */
+        int64_t u = runs[k];
+        runs[k] = nuniq;
+        nuniq += u;
+    }
+    runs[nmajor] = nuniq;
 
     if ((s = spx__matrix_new(ctx, to, A->rows, A->cols, t, A->dtype, &C)))
         goto done;
@@ -156,45 +206,47 @@ spx_status spx__coo_compress(spx_ctx *ctx, const spx_matrix *A, spx_format to, s
     if ((s = spx__matrix_alloc(ctx, C)))
         goto done;
 
-    memset(offs, 0, (size_t)(nmajor + 1) * sizeof *offs);
-    int64_t k = -1, overflow_at = -1;
-    dup_acc acc = {0};
-    for (int64_t q = 0; q <= n; q++) {
-        int64_t p = q < n ? order[q] : -1;
-        int64_t a = p >= 0 ? spx__idx_get(major, t, p) : -1;
-        int64_t b = p >= 0 ? spx__idx_get(minor, t, p) : -1;
-        if (p >= 0 && k >= 0 && a == spx__idx_get(major, t, order[q - 1]) &&
-            b == spx__idx_get(minor, t, order[q - 1])) {
-            acc_add(&acc, A->values, A->dtype, p, dup);
-            continue;
+    int64_t overflow_q = n;
+#pragma omp parallel for reduction(min : overflow_q) num_threads(spx__num_threads(ctx)) schedule(dynamic, 1024)
+    for (int64_t k = 0; k < nmajor; k++) {
+        int64_t slot = runs[k];
+        dup_acc acc = {0};
+        for (int64_t q = starts[k]; q < starts[k + 1]; q++) {
+            int64_t p = order[q], b = spx__idx_get(minor, t, p);
+            if (q > starts[k] && b == spx__idx_get(minor, t, order[q - 1])) {
+                acc_add(&acc, A->values, A->dtype, p, dup);
+                continue;
+            }
+            if (q > starts[k]) { /* the previous run ended */
+                acc_store(&acc, C->values, C->dtype, slot - 1);
+                if (dup == SPX_DUP_SUM && acc_overflows(&acc, C->dtype) && q - 1 < overflow_q)
+                    overflow_q = q - 1;
+            }
+            spx__idx_set(C->indices, t, slot++, b);
+            acc_start(&acc, A->values, A->dtype, p);
         }
-        if (k >= 0) { /* the run of entry k ended */
-            acc_store(&acc, C->values, C->dtype, k);
-            if (overflow_at < 0 && dup == SPX_DUP_SUM && acc_overflows(&acc, C->dtype))
-                overflow_at = order[q - 1];
+        if (starts[k + 1] > starts[k]) {
+            acc_store(&acc, C->values, C->dtype, slot - 1);
+            if (dup == SPX_DUP_SUM && acc_overflows(&acc, C->dtype) && starts[k + 1] - 1 < overflow_q)
+                overflow_q = starts[k + 1] - 1;
         }
-        if (p < 0)
-            break;
-        k++;
-        offs[a + 1]++;
-        spx__idx_set(C->indices, t, k, b);
-        acc_start(&acc, A->values, A->dtype, p);
     }
-    if (overflow_at >= 0) {
+    if (overflow_q < n) {
+        int64_t at = order[overflow_q];
         s = spx__fail(ctx, SPX_ERR_OVERFLOW, "sum of the duplicate entries at (%lld, %lld) overflows %s",
-                      LL(spx__idx_get(A->row_indices, t, overflow_at)),
-                      LL(spx__idx_get(A->indices, t, overflow_at)), spx_dtype_name(A->dtype));
+                      LL(spx__idx_get(A->row_indices, t, at)), LL(spx__idx_get(A->indices, t, at)),
+                      spx_dtype_name(A->dtype));
         goto done;
     }
-    for (int64_t r = 0; r < nmajor; r++)
-        offs[r + 1] += offs[r];
     for (int64_t r = 0; r <= nmajor; r++)
-        spx__idx_set(C->offsets, t, r, offs[r]);
+        spx__idx_set(C->offsets, t, r, runs[r]);
     C->checked_version = C->version;
 done:
     spx__free(tmp);
     spx__free(order);
-    spx__free(offs);
+    spx__free(starts);
+    spx__free(runs);
+    spx__free(hist);
     if (s) {
         spx_matrix_destroy(C);
         return s;
