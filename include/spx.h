@@ -293,7 +293,12 @@ SPX_API spx_status spx_matrix_convert(spx_ctx *ctx, const spx_matrix *A, spx_for
 /* Change value and/or index type (SPX_DTYPE_DEFAULT / SPX_INDEX_DEFAULT keep
  * the current one). Narrowing indices that do not fit is SPX_ERR_OVERFLOW;
  * complex to real is SPX_ERR_UNSUPPORTED; values out of range of an integer
- * target are SPX_ERR_OVERFLOW; float narrowing rounds to nearest. */
+ * target are SPX_ERR_OVERFLOW; float narrowing rounds to nearest. Integer
+ * targets take integral values only: a fraction or NaN is
+ * SPX_ERR_INVALID_ARGUMENT, an infinity SPX_ERR_OVERFLOW (messages name the
+ * entry). Real to complex gets zero imaginary parts; bool converts as 0/1
+ * (any nonzero, NaN included, becomes true); pattern becomes ones, and any
+ * type becomes pattern by dropping its values. */
 SPX_API spx_status spx_matrix_astype(spx_ctx *ctx, const spx_matrix *A, spx_dtype dtype,
                                      spx_index_type itype, spx_matrix **out);
 /* A^T in the same format (for BSR, with transposed blocks; for SELL, rebuilt). */
@@ -334,8 +339,8 @@ SPX_API spx_status spx_matrix_from_dense(spx_ctx *ctx, const spx_dense *D, doubl
                                          spx_format format, const spx_format_params *params,
                                          spx_index_type itype, spx_matrix **out);
 /* Write A into the caller's dense D (same shape; every element written:
- * zeros, then entries, duplicates summed). D's dtype may differ from A's
- * (real types only). */
+ * zeros, then entries, duplicates summed). D's dtype may differ from A's,
+ * converted as spx_matrix_astype does (complex A needs a complex D). */
 SPX_API spx_status spx_matrix_to_dense(spx_ctx *ctx, const spx_matrix *A, spx_dense *D);
 
 /* ------------------------------------------------------------------------ */

@@ -6,9 +6,8 @@
 
 #define LL(x) ((long long)(x))
 
-/* offsets[0] == 0, monotone, offsets[n] == total. what: "row", "column", "block row", "slice". */
-static spx_status check_offsets(spx_ctx *ctx, const spx_matrix *A, int64_t n, int64_t total,
-                                const char *fmt_name)
+spx_status spx__check_offsets(spx_ctx *ctx, const spx_matrix *A, int64_t n, int64_t total,
+                              const char *fmt_name)
 {
     spx_index_type t = A->itype;
     int64_t first = spx__idx_get(A->offsets, t, 0);
@@ -76,10 +75,20 @@ static spx_status check_coo(spx_ctx *ctx, const spx_matrix *A)
     return SPX_OK;
 }
 
+/* Any part nonzero (the imaginary part counts for complex values). */
+static bool value_nonzero(const void *vals, spx_dtype t, int64_t i)
+{
+    if (t == SPX_C64)
+        return ((const float *)vals)[2 * i] != 0.0f || ((const float *)vals)[2 * i + 1] != 0.0f;
+    if (t == SPX_C128)
+        return ((const double *)vals)[2 * i] != 0.0 || ((const double *)vals)[2 * i + 1] != 0.0;
+    return spx__val_get(vals, t, i) != 0.0;
+}
+
 static spx_status check_bsr(spx_ctx *ctx, const spx_matrix *A)
 {
     int64_t brows = spx__bsr_block_rows(A), bcols = spx__bsr_block_cols(A);
-    spx_status s = check_offsets(ctx, A, brows, A->nblocks, "BSR");
+    spx_status s = spx__check_offsets(ctx, A, brows, A->nblocks, "BSR");
     if (s || (s = check_compressed(ctx, A, brows, bcols, "BSR block row", "block column")))
         return s;
     if (!A->values || (A->rows % A->br == 0 && A->cols % A->bc == 0))
@@ -93,7 +102,7 @@ static spx_status check_bsr(spx_ctx *ctx, const spx_matrix *A)
                 for (int64_t c = 0; c < A->bc; c++) {
                     int64_t i = bi * A->br + r, j = bj * A->bc + c;
                     if ((i >= A->rows || j >= A->cols) &&
-                        spx__val_get(A->values, A->dtype, (p * A->br + r) * A->bc + c) != 0.0)
+                        value_nonzero(A->values, A->dtype, (p * A->br + r) * A->bc + c))
                         return spx__fail(ctx, SPX_ERR_INVALID_MATRIX,
                                          "BSR: block %lld holds a nonzero at (%lld, %lld), outside "
                                          "the %lld x %lld matrix (padding must be zero)",
@@ -108,10 +117,11 @@ static spx_status check_sell(spx_ctx *ctx, const spx_matrix *A)
 {
     spx_index_type t = A->itype;
     int64_t C = A->sell_c;
-    if (A->nslices != (A->rows + C - 1) / C)
+    int64_t want = spx__ceil_div(A->rows, C);
+    if (A->nslices != want)
         return spx__fail(ctx, SPX_ERR_INVALID_MATRIX, "SELL: %lld slices for %lld rows with C=%lld (expected %lld)",
-                   LL(A->nslices), LL(A->rows), LL(C), LL((A->rows + C - 1) / C));
-    spx_status s = check_offsets(ctx, A, A->nslices, A->sell_slots, "SELL");
+                   LL(A->nslices), LL(A->rows), LL(C), LL(want));
+    spx_status s = spx__check_offsets(ctx, A, A->nslices, A->sell_slots, "SELL");
     if (s)
         return s;
     bool *seen = NULL;
@@ -133,9 +143,7 @@ static spx_status check_sell(spx_ctx *ctx, const spx_matrix *A)
                 if (orig != -1 || len != 0)
                     s = spx__fail(ctx, SPX_ERR_INVALID_MATRIX, "SELL: position %lld is past the last row but has perm %lld and length %lld",
                             LL(p), LL(orig), LL(len));
-                continue;
-            }
-            if (orig < 0 || orig >= A->rows)
+            } else if (orig < 0 || orig >= A->rows)
                 s = spx__fail(ctx, SPX_ERR_INVALID_MATRIX, "SELL: perm[%lld] = %lld out of range [0, %lld)", LL(p), LL(orig),
                         LL(A->rows));
             else if (seen[orig])
@@ -149,7 +157,8 @@ static spx_status check_sell(spx_ctx *ctx, const spx_matrix *A)
                         LL(len), LL(p), LL(w));
             if (s)
                 break;
-            seen[orig] = true;
+            if (p < A->rows)
+                seen[orig] = true;
             nnz += len;
             for (int64_t k = 0; k < w; k++) {
                 int64_t j = spx__idx_get(A->indices, t, base + k * C + r);
@@ -159,8 +168,8 @@ static spx_status check_sell(spx_ctx *ctx, const spx_matrix *A)
                     break;
                 }
                 if (k >= len && j != -1) {
-                    s = spx__fail(ctx, SPX_ERR_INVALID_MATRIX, "SELL: padding slot %lld of row %lld holds column %lld, must be -1",
-                            LL(k), LL(orig), LL(j));
+                    s = spx__fail(ctx, SPX_ERR_INVALID_MATRIX, "SELL: padding slot %lld at position %lld holds column %lld, must be -1",
+                            LL(k), LL(p), LL(j));
                     break;
                 }
             }
@@ -181,12 +190,12 @@ spx_status spx_matrix_check(spx_ctx *ctx, const spx_matrix *A)
     switch (A->format) {
     case SPX_COO: s = check_coo(ctx, A); break;
     case SPX_CSR:
-        s = check_offsets(ctx, A, A->rows, A->nnz, "CSR");
+        s = spx__check_offsets(ctx, A, A->rows, A->nnz, "CSR");
         if (!s)
             s = check_compressed(ctx, A, A->rows, A->cols, "CSR row", "column");
         break;
     case SPX_CSC:
-        s = check_offsets(ctx, A, A->cols, A->nnz, "CSC");
+        s = spx__check_offsets(ctx, A, A->cols, A->nnz, "CSC");
         if (!s)
             s = check_compressed(ctx, A, A->cols, A->rows, "CSC column", "row");
         break;

@@ -40,9 +40,8 @@ static void acc_add(dup_acc *a, const void *vals, spx_dtype t, int64_t p, spx_du
         return;
     }
     if (t == SPX_I32 || t == SPX_I64) {
-        if (dup == SPX_DUP_SUM)
-            a->int_overflow |= spx__add_overflows(a->i, b.i, &a->i) ||
-                               (t == SPX_I32 && (a->i > INT32_MAX || a->i < INT32_MIN));
+        if (dup == SPX_DUP_SUM) /* i32 sums accumulate in int64: only the total must fit */
+            a->int_overflow |= spx__add_overflows(a->i, b.i, &a->i);
         else if ((dup == SPX_DUP_MIN) == (b.i < a->i))
             a->i = b.i;
         return;
@@ -56,6 +55,12 @@ static void acc_add(dup_acc *a, const void *vals, spx_dtype t, int64_t p, spx_du
                isnan(b.re)) {
         a->re = b.re; /* NaN propagates through min/max */
     }
+}
+
+/* Whether the combined value does not fit its type. */
+static bool acc_overflows(const dup_acc *a, spx_dtype t)
+{
+    return a->int_overflow || (t == SPX_I32 && (a->i > INT32_MAX || a->i < INT32_MIN));
 }
 
 static void acc_store(const dup_acc *a, void *vals, spx_dtype t, int64_t q)
@@ -94,8 +99,9 @@ static void counting_sort(const void *key, spx_index_type t, int64_t n, int64_t 
 spx_status spx__coo_compress(spx_ctx *ctx, const spx_matrix *A, spx_format to, spx_dup_policy dup,
                              spx_matrix **out)
 {
-    if (dup < SPX_DUP_SUM || dup > SPX_DUP_ERROR)
-        return spx__fail(ctx, SPX_ERR_INVALID_ARGUMENT, "invalid duplicate policy %d", (int)dup);
+    spx_status s = spx__check_dup_policy(ctx, dup);
+    if (s)
+        return s;
     if (spx__dtype_is_complex(A->dtype) && (dup == SPX_DUP_MIN || dup == SPX_DUP_MAX))
         return spx__fail(ctx, SPX_ERR_UNSUPPORTED, "min/max of complex duplicates is undefined");
     spx_index_type t = A->itype;
@@ -109,14 +115,14 @@ spx_status spx__coo_compress(spx_ctx *ctx, const spx_matrix *A, spx_format to, s
         int64_t i = spx__idx_get(A->row_indices, t, p), j = spx__idx_get(A->indices, t, p);
         if (i < 0 || i >= A->rows || j < 0 || j >= A->cols)
             return spx__fail(ctx, SPX_ERR_INVALID_MATRIX,
-                             "COO entry %lld at (%lld, %lld) is outside the %lld x %lld matrix",
+                             "entry %lld at (%lld, %lld) is outside the %lld x %lld matrix",
                              LL(p), LL(i), LL(j), LL(A->rows), LL(A->cols));
     }
 
     int64_t *tmp = NULL, *order = NULL, *offs = NULL;
     spx_matrix *C = NULL;
     int64_t nkeys = nmajor > nminor ? nmajor : nminor;
-    spx_status s = spx__alloc(ctx, (void **)&tmp, n, sizeof(int64_t), "sort buffer");
+    s = spx__alloc(ctx, (void **)&tmp, n, sizeof(int64_t), "sort buffer");
     if (!s)
         s = spx__alloc(ctx, (void **)&order, n, sizeof(int64_t), "sort buffer");
     if (!s)
@@ -151,8 +157,7 @@ spx_status spx__coo_compress(spx_ctx *ctx, const spx_matrix *A, spx_format to, s
         goto done;
 
     memset(offs, 0, (size_t)(nmajor + 1) * sizeof *offs);
-    int64_t k = -1;
-    bool overflow = false;
+    int64_t k = -1, overflow_at = -1;
     dup_acc acc = {0};
     for (int64_t q = 0; q <= n; q++) {
         int64_t p = q < n ? order[q] : -1;
@@ -165,7 +170,8 @@ spx_status spx__coo_compress(spx_ctx *ctx, const spx_matrix *A, spx_format to, s
         }
         if (k >= 0) { /* the run of entry k ended */
             acc_store(&acc, C->values, C->dtype, k);
-            overflow |= acc.int_overflow;
+            if (overflow_at < 0 && dup == SPX_DUP_SUM && acc_overflows(&acc, C->dtype))
+                overflow_at = order[q - 1];
         }
         if (p < 0)
             break;
@@ -174,9 +180,10 @@ spx_status spx__coo_compress(spx_ctx *ctx, const spx_matrix *A, spx_format to, s
         spx__idx_set(C->indices, t, k, b);
         acc_start(&acc, A->values, A->dtype, p);
     }
-    if (overflow) {
-        s = spx__fail(ctx, SPX_ERR_OVERFLOW, "sum of duplicate entries overflows %s",
-                      spx_dtype_name(A->dtype));
+    if (overflow_at >= 0) {
+        s = spx__fail(ctx, SPX_ERR_OVERFLOW, "sum of the duplicate entries at (%lld, %lld) overflows %s",
+                      LL(spx__idx_get(A->row_indices, t, overflow_at)),
+                      LL(spx__idx_get(A->indices, t, overflow_at)), spx_dtype_name(A->dtype));
         goto done;
     }
     for (int64_t r = 0; r < nmajor; r++)
@@ -193,6 +200,13 @@ done:
         return s;
     }
     *out = C;
+    return SPX_OK;
+}
+
+spx_status spx__check_dup_policy(spx_ctx *ctx, spx_dup_policy dup)
+{
+    if ((int)dup < SPX_DUP_SUM || (int)dup > SPX_DUP_ERROR)
+        return spx__fail(ctx, SPX_ERR_INVALID_ARGUMENT, "invalid duplicate policy %d", (int)dup);
     return SPX_OK;
 }
 
@@ -264,6 +278,7 @@ spx_status spx__compressed_to_coo(spx_ctx *ctx, const spx_matrix *A, spx_matrix 
     size_t vsz = spx_dtype_size(A->dtype);
     if (vsz && A->nnz)
         memcpy(C->values, A->values, (size_t)A->nnz * vsz);
+    C->checked_version = C->version;
     *out = C;
     return SPX_OK;
 }
@@ -294,8 +309,14 @@ spx_status spx_matrix_convert(spx_ctx *ctx, const spx_matrix *A, spx_format to,
         p.sell_c = 32;
     if (!p.sell_sigma)
         p.sell_sigma = 256;
-    if (p.block_rows < 0 || p.block_cols < 0 || p.sell_c < 0 || p.sell_sigma < 0)
-        return spx__fail(ctx, SPX_ERR_INVALID_ARGUMENT, "negative format parameter");
+    if (p.block_rows < 0 || p.block_cols < 0)
+        return spx__fail(ctx, SPX_ERR_INVALID_ARGUMENT, "invalid BSR block shape %lld x %lld",
+                         LL(p.block_rows), LL(p.block_cols));
+    if (p.sell_c < 0 || p.sell_sigma < 0)
+        return spx__fail(ctx, SPX_ERR_INVALID_ARGUMENT, "invalid SELL parameters C=%lld sigma=%lld",
+                         LL(p.sell_c), LL(p.sell_sigma));
+    if ((s = spx__check_dup_policy(ctx, p.dup)))
+        return s;
     if (A->format != SPX_COO && (s = spx__matrix_ensure_valid(ctx, A)))
         return s;
 

@@ -366,10 +366,10 @@ spx_status spx_matrix_wrap_sell(spx_ctx *ctx, int64_t rows, int64_t cols, int64_
     if (slice_c < 1 || sigma < 1)
         return spx__fail(ctx, SPX_ERR_INVALID_ARGUMENT, "invalid SELL parameters C=%lld sigma=%lld",
                          (long long)slice_c, (long long)sigma);
-    if (rows >= 0 && nslices != (rows + slice_c - 1) / slice_c)
+    if (rows >= 0 && nslices != spx__ceil_div(rows, slice_c))
         return spx__fail(ctx, SPX_ERR_INVALID_ARGUMENT,
                          "SELL with %lld rows and C=%lld has %lld slices, not %lld",
-                         (long long)rows, (long long)slice_c, (long long)((rows + slice_c - 1) / slice_c),
+                         (long long)rows, (long long)slice_c, (long long)spx__ceil_div(rows, slice_c),
                          (long long)nslices);
     if (!slice_offsets)
         return spx__fail(ctx, SPX_ERR_INVALID_ARGUMENT, "slice_offsets is NULL");
@@ -500,7 +500,7 @@ spx_status spx__check_host(spx_ctx *ctx, const spx_matrix *A, const char *name)
 
 spx_status spx__matrix_ensure_valid(spx_ctx *ctx, const spx_matrix *A)
 {
-    if (!ctx->validate || A->checked_version == A->version)
+    if ((ctx && !ctx->validate) || A->checked_version == A->version)
         return SPX_OK;
     return spx_matrix_check(ctx, A);
 }

@@ -36,9 +36,11 @@ int64_t spx__matrix_offsets_len(const spx_matrix *A);
 int64_t spx__matrix_indices_len(const spx_matrix *A);
 /* Number of values stored (BSR: nblocks*br*bc; SELL: slots). */
 int64_t spx__matrix_values_len(const spx_matrix *A);
+/* ceil(n / d) for n >= 0, d >= 1, without overflow for any block or slice size. */
+static inline int64_t spx__ceil_div(int64_t n, int64_t d) { return n > 0 ? (n - 1) / d + 1 : 0; }
 /* Block rows of a BSR matrix: ceil(rows / br). */
-static inline int64_t spx__bsr_block_rows(const spx_matrix *A) { return (A->rows + A->br - 1) / A->br; }
-static inline int64_t spx__bsr_block_cols(const spx_matrix *A) { return (A->cols + A->bc - 1) / A->bc; }
+static inline int64_t spx__bsr_block_rows(const spx_matrix *A) { return spx__ceil_div(A->rows, A->br); }
+static inline int64_t spx__bsr_block_cols(const spx_matrix *A) { return spx__ceil_div(A->cols, A->bc); }
 
 /* A new owning host matrix with the given header and no arrays yet. Set the
  * count fields (nnz; br/bc/nblocks; sell_*), then call spx__matrix_alloc. */
@@ -55,6 +57,11 @@ void *spx__matrix_attachment(const spx_matrix *A, const void *key);
 spx_status spx__matrix_attach(spx_ctx *ctx, const spx_matrix *A, const void *key, void *data,
                               void (*release)(void *data));
 void spx__matrix_drop_attachments(spx_matrix *A);
+
+/* offsets[0] == 0, non-decreasing, offsets[n] == total (check.c); fmt_name
+ * starts the message. */
+spx_status spx__check_offsets(spx_ctx *ctx, const spx_matrix *A, int64_t n, int64_t total,
+                              const char *fmt_name);
 
 /* Validate once per version (used by ops when ctx->validate is on). */
 spx_status spx__matrix_ensure_valid(spx_ctx *ctx, const spx_matrix *A);
