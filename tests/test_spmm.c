@@ -208,11 +208,13 @@ static double dget(const tdense *t, int64_t i, int64_t j)
 /* Padding bytes (between a line's last element and ld) equal those of orig. */
 static bool padding_intact(const tdense *t, const tdense *orig)
 {
-    size_t es = spx_dtype_size(t->d.dtype);
-    int64_t inner = t->d.layout == SPX_ROW_MAJOR ? t->d.cols : t->d.rows;
-    for (size_t b = 0; b < t->bytes; b++)
-        if ((int64_t)(b / es) % t->d.ld >= inner && ((char *)t->d.data)[b] != ((char *)orig->d.data)[b])
+    size_t es = spx_dtype_size(t->d.dtype), ld = (size_t)t->d.ld;
+    size_t inner = (size_t)(t->d.layout == SPX_ROW_MAJOR ? t->d.cols : t->d.rows);
+    for (size_t line = 0; line * ld * es < t->bytes; line++) {
+        size_t at = (line * ld + inner) * es, len = (ld - inner) * es;
+        if (memcmp((char *)t->d.data + at, (char *)orig->d.data + at, len))
             return false;
+    }
     return true;
 }
 
@@ -910,7 +912,7 @@ static trip skewed_triplets(int64_t m, int64_t k)
 
 static void test_threads(void)
 {
-    trip T = skewed_triplets(quick ? 1500 : 4000, 2500);
+    trip T = skewed_triplets(quick ? 1200 : 3000, 2000);
     static const int vs[] = {0, 1, 2, 4, 8, 9};
     const spx_dtype types[] = {SPX_F32, SPX_F64, SPX_BF16};
     for (size_t v = 0; v < sizeof vs / sizeof vs[0]; v++)
@@ -923,7 +925,8 @@ static void test_threads(void)
             for (int op = 0; op < 2; op++)
                 for (int n = 1; n <= 65; n += 32) {
                     spmm_case cs = {(spx_op)op, SPX_ROW_MAJOR, (spx_layout)(n == 33), n, 1.25, n == 1 ? 0 : -1, false, false};
-                    check_case(A, types[d], &cs, label);
+                    if (n == 33)
+                        check_case(A, types[d], &cs, label);
                     int64_t m = op ? T.cols : T.rows, k = op ? T.rows : T.cols;
                     tdense B = tdense_new(k, n, types[d], SPX_ROW_MAJOR, 1);
                     tdense C[3];

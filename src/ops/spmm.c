@@ -30,26 +30,6 @@ static spx_status unsupported_dtype(spx_ctx *ctx, spmm_names nm, const char *ope
                      operand, spx_dtype_name(t), why);
 }
 
-static spx_status check_types(spx_ctx *ctx, spmm_names nm, const spx_matrix *A, const spx_dense *B,
-                              const spx_dense *C)
-{
-    if (A->dtype != SPX_PATTERN && !spmm_dtype_supported(A->dtype))
-        return unsupported_dtype(ctx, nm, "A", A->dtype);
-    if (!spmm_dtype_supported(B->dtype))
-        return unsupported_dtype(ctx, nm, nm.b, B->dtype);
-    if (!spmm_dtype_supported(C->dtype))
-        return unsupported_dtype(ctx, nm, nm.c, C->dtype);
-    if (A->dtype != SPX_PATTERN && B->dtype != A->dtype)
-        return spx__fail(ctx, SPX_ERR_UNSUPPORTED,
-                         "%s: %s has value type %s but A has %s (mixed types are not supported)",
-                         nm.fn, nm.b, spx_dtype_name(B->dtype), spx_dtype_name(A->dtype));
-    if (C->dtype != B->dtype)
-        return spx__fail(ctx, SPX_ERR_UNSUPPORTED,
-                         "%s: %s has value type %s but %s has %s (mixed types are not supported)",
-                         nm.fn, nm.c, spx_dtype_name(C->dtype), nm.b, spx_dtype_name(B->dtype));
-    return SPX_OK;
-}
-
 static const char *memory_name(spx_memory m) { return m == SPX_MEM_DEVICE ? "device" : "host"; }
 
 /* First and one-past-last byte of a dense operand (equal when it is empty). */
@@ -82,14 +62,43 @@ static spx_status check_memory(spx_ctx *ctx, spmm_names nm, const spx_matrix *A,
     return SPX_OK;
 }
 
-static spx_status spmm(spx_ctx *ctx, spmm_names nm, spx_op op, double alpha, const spx_matrix *A,
-                       const spx_dense *B, double beta, spx_dense *C)
+/* Whether dense operands of dtype can be multiplied by A. */
+static spx_status check_value_types(spx_ctx *ctx, spmm_names nm, const spx_matrix *A, spx_dtype dtype)
+{
+    if (A->dtype != SPX_PATTERN && !spmm_dtype_supported(A->dtype))
+        return unsupported_dtype(ctx, nm, "A", A->dtype);
+    if (!spmm_dtype_supported(dtype))
+        return unsupported_dtype(ctx, nm, nm.b, dtype);
+    if (A->dtype != SPX_PATTERN && dtype != A->dtype)
+        return spx__fail(ctx, SPX_ERR_UNSUPPORTED,
+                         "%s: %s has value type %s but A has %s (mixed types are not supported)",
+                         nm.fn, nm.b, spx_dtype_name(dtype), spx_dtype_name(A->dtype));
+    return SPX_OK;
+}
+
+/* The checks that involve A but not B and C: A's handle, op and the value
+ * type of the dense operands. */
+static spx_status spmm_check_matrix(spx_ctx *ctx, spmm_names nm, spx_op op, const spx_matrix *A,
+                                    spx_dtype dtype)
 {
     spx_status s = spx__check_matrix_arg(ctx, A, "A");
-    if (s || (s = spx__check_dense(ctx, B, nm.b)) || (s = spx__check_dense(ctx, C, nm.c)))
+    if (s)
         return s;
     if (op != SPX_OP_NONE && op != SPX_OP_TRANSPOSE)
         return spx__fail(ctx, SPX_ERR_INVALID_ARGUMENT, "%s: invalid op %d", nm.fn, (int)op);
+    return check_value_types(ctx, nm, A, dtype);
+}
+
+/* Check every argument of C = alpha * op(A) * B + beta * C and fill *out for
+ * the backend. out->m == 0 or out->n == 0: nothing to do. */
+static spx_status spmm_prepare(spx_ctx *ctx, spmm_names nm, spx_op op, double alpha,
+                               const spx_matrix *A, const spx_dense *B, double beta, spx_dense *C,
+                               spx_spmm_args *out)
+{
+    spx_status s = spx__check_dense(ctx, B, nm.b);
+    if (s || (s = spx__check_dense(ctx, C, nm.c)) ||
+        (s = spmm_check_matrix(ctx, nm, op, A, B->dtype)))
+        return s;
     int64_t m = op == SPX_OP_NONE ? A->rows : A->cols;
     int64_t k = op == SPX_OP_NONE ? A->cols : A->rows;
     int64_t n = C->cols;
@@ -99,21 +108,35 @@ static spx_status spmm(spx_ctx *ctx, spmm_names nm, spx_op op, double alpha, con
                          "%lldx%lld and %s %lldx%lld)",
                          nm.fn, LL(m), LL(k), nm.b, LL(B->rows), LL(B->cols), nm.c, LL(C->rows),
                          LL(C->cols), nm.b, LL(k), LL(n), nm.c, LL(m), LL(n));
-    if ((s = check_types(ctx, nm, A, B, C)) || (s = check_memory(ctx, nm, A, B, C)))
+    if (!spmm_dtype_supported(C->dtype))
+        return unsupported_dtype(ctx, nm, nm.c, C->dtype);
+    if (C->dtype != B->dtype)
+        return spx__fail(ctx, SPX_ERR_UNSUPPORTED,
+                         "%s: %s has value type %s but %s has %s (mixed types are not supported)",
+                         nm.fn, nm.c, spx_dtype_name(C->dtype), nm.b, spx_dtype_name(B->dtype));
+    if ((s = check_memory(ctx, nm, A, B, C)))
         return s;
     /* A device matrix cannot be read here; a backend that accepts one validates it. */
     if (A->memory == SPX_MEM_HOST && (s = spx__matrix_ensure_valid(ctx, A)))
         return s;
-    if (m == 0 || n == 0)
-        return SPX_OK;
-    if (!ctx->backend->spmm)
-        return spx__fail(ctx, SPX_ERR_UNSUPPORTED, "%s: the %s backend has no SpMM", nm.fn,
-                         ctx->backend->name);
-    spx_spmm_args args = {
+    *out = (spx_spmm_args){
         .op = op, .alpha = alpha, .beta = beta, .A = A, .B = B, .C = C, .m = m, .k = k, .n = n,
     };
     if (k == 0)
-        args.alpha = 0; /* an empty product: C = beta * C, exactly what alpha == 0 means */
+        out->alpha = 0; /* an empty product: C = beta * C, exactly what alpha == 0 means */
+    return SPX_OK;
+}
+
+static spx_status spmm(spx_ctx *ctx, spmm_names nm, spx_op op, double alpha, const spx_matrix *A,
+                       const spx_dense *B, double beta, spx_dense *C)
+{
+    spx_spmm_args args;
+    spx_status s = spmm_prepare(ctx, nm, op, alpha, A, B, beta, C, &args);
+    if (s || args.m == 0 || args.n == 0)
+        return s;
+    if (!ctx->backend->spmm)
+        return spx__fail(ctx, SPX_ERR_UNSUPPORTED, "%s: the %s backend has no SpMM", nm.fn,
+                         ctx->backend->name);
     return ctx->backend->spmm(ctx, &args);
 }
 

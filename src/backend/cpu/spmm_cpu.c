@@ -254,7 +254,7 @@ static void run_chunks(const cpu_spmm_job *job, cpu_spmm_kernel kernel, spx_inde
     int64_t nchunks = (int64_t)nt * CHUNKS_PER_THREAD;
     if (nchunks > units)
         nchunks = units;
-#pragma omp parallel num_threads(nt)
+#pragma omp parallel num_threads(nt) if (nt > 1)
     {
         char *mine = scratch ? scratch + (size_t)thread_id() * scratch_bytes : NULL;
 #pragma omp for schedule(dynamic, 1)
