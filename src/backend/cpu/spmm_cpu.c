@@ -283,8 +283,7 @@ spx_status spx__cpu_spmm(spx_ctx *ctx, const spx_spmm_args *a)
     if (a->alpha == 0) { /* C = beta * C; neither A nor B is read */
         if (a->beta != 1) {
             job.units = a->m;
-            run_chunks(&job, spx__cpu_spmm_kernel(CPU_KIND_SCALE, A->itype, load_for(SPX_PATTERN, ct == SPX_F64)),
-                       A->itype, nthreads, NULL, 0);
+            run_chunks(&job, spx__cpu_spmm_scale_kernel(ct == SPX_F64), A->itype, nthreads, NULL, 0);
         }
         return SPX_OK;
     }

@@ -7,7 +7,7 @@
 
 /* Shapes of A the kernels read. CSR rows: offsets/indices/values of the rows
  * of op(A) (CSR of A, CSC of A for A^T, or a converted copy). */
-typedef enum { CPU_KIND_CSR = 0, CPU_KIND_BSR = 1, CPU_KIND_SELL = 2, CPU_KIND_SCALE = 3 } cpu_kind;
+typedef enum { CPU_KIND_CSR = 0, CPU_KIND_BSR = 1, CPU_KIND_SELL = 2 } cpu_kind;
 
 /* Accumulator widths: a row of C is computed in panels of at most this many
  * columns, held in a local array (256 bytes) the compiler can vectorise over. */
@@ -41,9 +41,10 @@ typedef enum {
     CPU_LOAD_F64 = 4, CPU_LOAD_ONE_F64 = 5, CPU_LOAD_COUNT = 6
 } cpu_load;
 
-/* Kernel for a kind (CSR, BSR, SELL), index type and value loader; SCALE
- * (C = beta * C, no A) ignores the index type and uses loader ONE_F32/ONE_F64
- * for the compute type. */
+/* The kernel for a kind of A, its index type and how its values are read. */
 cpu_spmm_kernel spx__cpu_spmm_kernel(cpu_kind kind, spx_index_type itype, cpu_load load);
+/* C = beta * C over rows (job->alpha must be 0; A and B are not read), in
+ * f64 or f32 arithmetic. */
+cpu_spmm_kernel spx__cpu_spmm_scale_kernel(bool f64);
 
 #endif

@@ -221,7 +221,7 @@ static inline void prefetch_bytes(const void *p, int64_t bytes)
         }                                                                                       \
     }
 
-/* ---- C = beta * C (alpha == 0 or k == 0): rows u0..u1, B and A unread ---- */
+/* ---- C = beta * C (alpha == 0): rows u0..u1 stored from a zero accumulator ---- */
 
 #define DEFINE_SCALE(NAME, T, PW)                                                               \
     static void NAME(const cpu_spmm_job *j, int64_t u0, int64_t u1, void *scratch)            \
@@ -268,7 +268,7 @@ static const cpu_spmm_kernel kernels[3][2][CPU_LOAD_COUNT] = {
 
 cpu_spmm_kernel spx__cpu_spmm_kernel(cpu_kind kind, spx_index_type itype, cpu_load load)
 {
-    if (kind == CPU_KIND_SCALE)
-        return load == CPU_LOAD_ONE_F64 || load == CPU_LOAD_F64 ? scale_f64 : scale_f32;
     return kernels[kind][itype == SPX_INDEX_I64][load];
 }
+
+cpu_spmm_kernel spx__cpu_spmm_scale_kernel(bool f64) { return f64 ? scale_f64 : scale_f32; }
