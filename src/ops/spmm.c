@@ -42,8 +42,8 @@ static void dense_span(const spx_dense *D, uintptr_t *lo, uintptr_t *hi)
         *hi += (uintptr_t)(((outer - 1) * D->ld + inner) * (int64_t)spx_dtype_size(D->dtype));
 }
 
-static spx_status check_memory(spx_ctx *ctx, spmm_names nm, const spx_matrix *A,
-                               const spx_dense *B, const spx_dense *C)
+static spx_status check_memory(spx_ctx *ctx, spmm_names nm, const spx_matrix *A, const spx_dense *B,
+                               const spx_dense *C)
 {
     if (B->memory != A->memory || C->memory != A->memory)
         return spx__fail(ctx, SPX_ERR_INVALID_ARGUMENT,
@@ -63,7 +63,8 @@ static spx_status check_memory(spx_ctx *ctx, spmm_names nm, const spx_matrix *A,
 }
 
 /* Whether dense operands of dtype can be multiplied by A. */
-static spx_status check_value_types(spx_ctx *ctx, spmm_names nm, const spx_matrix *A, spx_dtype dtype)
+static spx_status check_value_types(spx_ctx *ctx, spmm_names nm, const spx_matrix *A,
+                                    spx_dtype dtype)
 {
     if (A->dtype != SPX_PATTERN && !spmm_dtype_supported(A->dtype))
         return unsupported_dtype(ctx, nm, "A", A->dtype);
@@ -120,8 +121,7 @@ static spx_status spmm_prepare(spx_ctx *ctx, spmm_names nm, spx_op op, double al
     if (A->memory == SPX_MEM_HOST && (s = spx__matrix_ensure_valid(ctx, A)))
         return s;
     *out = (spx_spmm_args){
-        .op = op, .alpha = alpha, .beta = beta, .A = A, .B = B, .C = C, .m = m, .k = k, .n = n,
-    };
+        .op = op, .alpha = alpha, .beta = beta, .A = A, .B = B, .C = C, .m = m, .k = k, .n = n};
     if (k == 0)
         out->alpha = 0; /* an empty product: C = beta * C, exactly what alpha == 0 means */
     return SPX_OK;
@@ -140,24 +140,26 @@ static spx_status spmm(spx_ctx *ctx, spmm_names nm, spx_op op, double alpha, con
     return ctx->backend->spmm(ctx, &args);
 }
 
-spx_status spx_spmm(spx_ctx *ctx, spx_op op, double alpha, const spx_matrix *A,
-                    const spx_dense *B, double beta, spx_dense *C)
+spx_status spx_spmm(spx_ctx *ctx, spx_op op, double alpha, const spx_matrix *A, const spx_dense *B,
+                    double beta, spx_dense *C)
 {
     if (!ctx)
         return SPX_ERR_INVALID_ARGUMENT;
     return spmm(ctx, (spmm_names){"spx_spmm", "B", "C"}, op, alpha, A, B, beta, C);
 }
 
-spx_status spx_spmv(spx_ctx *ctx, spx_op op, double alpha, const spx_matrix *A,
-                    const spx_dense *x, double beta, spx_dense *y)
+spx_status spx_spmv(spx_ctx *ctx, spx_op op, double alpha, const spx_matrix *A, const spx_dense *x,
+                    double beta, spx_dense *y)
 {
     if (!ctx)
         return SPX_ERR_INVALID_ARGUMENT;
     if (x && x->cols != 1)
-        return spx__fail(ctx, SPX_ERR_SHAPE, "spx_spmv: x must be a vector (k x 1) but is %lldx%lld",
-                         LL(x->rows), LL(x->cols));
+        return spx__fail(ctx, SPX_ERR_SHAPE,
+                         "spx_spmv: x must be a vector (k x 1) but is %lldx%lld", LL(x->rows),
+                         LL(x->cols));
     if (y && y->cols != 1)
-        return spx__fail(ctx, SPX_ERR_SHAPE, "spx_spmv: y must be a vector (m x 1) but is %lldx%lld",
-                         LL(y->rows), LL(y->cols));
+        return spx__fail(ctx, SPX_ERR_SHAPE,
+                         "spx_spmv: y must be a vector (m x 1) but is %lldx%lld", LL(y->rows),
+                         LL(y->cols));
     return spmm(ctx, (spmm_names){"spx_spmv", "x", "y"}, op, alpha, A, x, beta, y);
 }

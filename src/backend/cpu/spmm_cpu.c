@@ -117,8 +117,7 @@ static spx_status rows_of_op(spx_ctx *ctx, const spx_matrix *A, spx_op op, const
 
 /* Point the job at A: natively (CSR op none, CSC op transpose, BSR op none,
  * SELL op none) or at the cached rows of op(A). */
-static spx_status prepare_a(spx_ctx *ctx, const spx_spmm_args *a, cpu_spmm_job *job,
-                            cpu_kind *kind)
+static spx_status prepare_a(spx_ctx *ctx, const spx_spmm_args *a, cpu_spmm_job *job, cpu_kind *kind)
 {
     const spx_matrix *A = a->A;
     bool none = a->op == SPX_OP_NONE;
@@ -271,19 +270,26 @@ spx_status spx__cpu_spmm(spx_ctx *ctx, const spx_spmm_args *a)
     const spx_matrix *A = a->A;
     const spx_dense *C = a->C;
     if (A->memory != SPX_MEM_HOST || a->B->memory != SPX_MEM_HOST || C->memory != SPX_MEM_HOST)
-        return spx__fail(ctx, SPX_ERR_UNSUPPORTED,
-                         "SpMM operands in device memory need the CUDA backend (this context uses cpu)");
+        return spx__fail(
+            ctx, SPX_ERR_UNSUPPORTED,
+            "SpMM operands in device memory need the CUDA backend (this context uses cpu)");
     const spx_dtype ct = C->dtype == SPX_F64 ? SPX_F64 : SPX_F32; /* compute type */
     const bool row_major = C->layout == SPX_ROW_MAJOR;
-    cpu_spmm_job job = {
-        .m = a->m, .k = a->k, .n = a->n, .C = C->data, .c_rs = row_major ? C->ld : 1,
-        .c_cs = row_major ? 1 : C->ld, .c_dtype = C->dtype, .alpha = a->alpha, .beta = a->beta,
-    };
+    cpu_spmm_job job = {.m = a->m,
+                        .k = a->k,
+                        .n = a->n,
+                        .C = C->data,
+                        .c_rs = row_major ? C->ld : 1,
+                        .c_cs = row_major ? 1 : C->ld,
+                        .c_dtype = C->dtype,
+                        .alpha = a->alpha,
+                        .beta = a->beta};
     const int nthreads = spx__cpu_threads(ctx);
     if (a->alpha == 0) { /* C = beta * C; neither A nor B is read */
         if (a->beta != 1) {
             job.units = a->m;
-            run_chunks(&job, spx__cpu_spmm_scale_kernel(ct == SPX_F64), A->itype, nthreads, NULL, 0);
+            run_chunks(&job, spx__cpu_spmm_scale_kernel(ct == SPX_F64), A->itype, nthreads, NULL,
+                       0);
         }
         return SPX_OK;
     }

@@ -60,7 +60,8 @@
 
 DEFINE_STORE(store_f32, float)
 DEFINE_STORE(store_f64, double)
-#define STORE(j, i, c0, w, acc) _Generic((acc), float *: store_f32, double *: store_f64)(j, i, c0, w, acc)
+#define STORE(j, i, c0, w, acc)                                                                 \
+    _Generic((acc), float *: store_f32, double *: store_f64)(j, i, c0, w, acc)
 
 /* Run BODY(W, LOAD) for the column panels of a row: full panels of PW
  * columns, then at most one each of PW/2, PW/4, PW/8 (all constants), then
