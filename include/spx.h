@@ -508,15 +508,32 @@ SPX_API spx_status spx_dense_fill_random(spx_ctx *ctx, spx_dense *D, uint64_t se
 /* ------------------------------------------------------------------------ */
 
 /* C = alpha * op(A) * B + beta * C.
- * A: any format; B, C dense of A's value type (A SPX_PATTERN: any float type),
- * row- or column-major, any ld. Supported value types: f32, f64, f16, bf16
- * (f16/bf16 accumulate in f32). When beta == 0, C is not read (NaN in C is
- * overwritten). Shapes: op(A) is m x k, B is k x n, C is m x n.
- * CPU backend: CSR and BSR with op none, CSC with op transpose and SELL run
- * natively; other combinations convert A once internally (costing a copy). */
+ * Shapes: op(A) is m x k, B is k x n, C is m x n (else SPX_ERR_SHAPE).
+ * A: any format; every stored entry counts (BSR: the slots of stored blocks
+ * inside the matrix; a pattern A's entries are 1), and duplicate COO entries
+ * add their products. B and C: dense, row- or column-major, any ld, of A's
+ * value type; if A is SPX_PATTERN, B and C may be any supported type (the
+ * same for both). Supported value types: f32, f64, f16, bf16 (f16/bf16
+ * accumulate in f32). Integer, bool and complex SpMM, and mixed value types,
+ * are SPX_ERR_UNSUPPORTED. A, B and C must all be in host or all in device
+ * memory, and C must not overlap B (SPX_ERR_INVALID_ARGUMENT).
+ * beta == 0: C is not read (NaN or garbage in C is overwritten).
+ * alpha == 0 (or k == 0): C = beta * C and B is not read, as in BLAS.
+ * Otherwise IEEE arithmetic applies; alpha and beta need not be finite.
+ * m == 0 or n == 0: nothing is done. Elements between a line of C and its ld
+ * are never written.
+ * Accuracy: the ref backend sums in double. The CPU backend sums f32, f16
+ * and bf16 in f32 (alpha and beta rounded to f32) and f64 in f64, each
+ * element of C by one thread in a fixed order: its results do not depend on
+ * the thread count.
+ * CPU backend: CSR and BSR with op none, CSC with op transpose and SELL with
+ * op none run natively; other combinations convert A once internally (costing
+ * a copy, kept with A until spx_matrix_touch or spx_matrix_destroy).
+ * The ref and CPU backends do not accept device memory (SPX_ERR_UNSUPPORTED). */
 SPX_API spx_status spx_spmm(spx_ctx *ctx, spx_op op, double alpha, const spx_matrix *A,
                             const spx_dense *B, double beta, spx_dense *C);
-/* y = alpha * op(A) * x + beta * y; x and y are dense vectors (n x 1). */
+/* y = alpha * op(A) * x + beta * y: spx_spmm with n = 1. x (k x 1) and y
+ * (m x 1) are dense with one column, in either layout. */
 SPX_API spx_status spx_spmv(spx_ctx *ctx, spx_op op, double alpha, const spx_matrix *A,
                             const spx_dense *x, double beta, spx_dense *y);
 
