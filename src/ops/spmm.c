@@ -3,6 +3,7 @@
  * through to backends that can handle them (ref and cpu reject them). */
 #include "format/dense.h"
 #include "format/matrix.h"
+#include "ops/spmm_check.h"
 
 #include <inttypes.h>
 
@@ -92,13 +93,29 @@ static spx_status spmm_check_matrix(spx_ctx *ctx, spmm_names nm, spx_op op, cons
 
 /* Check every argument of C = alpha * op(A) * B + beta * C and fill *out for
  * the backend. out->m == 0 or out->n == 0: nothing to do. */
+static spx_status check_options(spx_ctx *ctx, spmm_names nm, const spx_spmm_options *o)
+{
+    if (!o)
+        return SPX_OK;
+    if ((int)o->alg < SPX_SPMM_AUTO || (int)o->alg > SPX_SPMM_GATHER_TC)
+        return spx__fail(ctx, SPX_ERR_INVALID_ARGUMENT, "%s: invalid algorithm %d", nm.fn, (int)o->alg);
+    if ((int)o->precision < SPX_PRECISION_EXACT || (int)o->precision > SPX_PRECISION_F16)
+        return spx__fail(ctx, SPX_ERR_INVALID_ARGUMENT, "%s: invalid precision %d", nm.fn, (int)o->precision);
+    for (int i = 0; i < 4; i++)
+        if (o->bin_bounds[i] < 0 || (i > 0 && o->bin_bounds[i] && o->bin_bounds[i] < o->bin_bounds[i - 1]))
+            return spx__fail(ctx, SPX_ERR_INVALID_ARGUMENT,
+                             "%s: bin bounds must be positive and increasing (bound %d is %lld)", nm.fn, i,
+                             LL(o->bin_bounds[i]));
+    return SPX_OK;
+}
+
 static spx_status spmm_prepare(spx_ctx *ctx, spmm_names nm, spx_op op, double alpha,
                                const spx_matrix *A, const spx_dense *B, double beta, spx_dense *C,
-                               spx_spmm_args *out)
+                               const spx_spmm_options *opts, spx_spmm_args *out)
 {
     spx_status s = spx__check_dense(ctx, B, nm.b);
     if (s || (s = spx__check_dense(ctx, C, nm.c)) ||
-        (s = spmm_check_matrix(ctx, nm, op, A, B->dtype)))
+        (s = spmm_check_matrix(ctx, nm, op, A, B->dtype)) || (s = check_options(ctx, nm, opts)))
         return s;
     int64_t m = op == SPX_OP_NONE ? A->rows : A->cols;
     int64_t k = op == SPX_OP_NONE ? A->cols : A->rows;
@@ -120,8 +137,8 @@ static spx_status spmm_prepare(spx_ctx *ctx, spmm_names nm, spx_op op, double al
     /* A device matrix cannot be read here; a backend that accepts one validates it. */
     if (A->memory == SPX_MEM_HOST && (s = spx__matrix_ensure_valid(ctx, A)))
         return s;
-    *out = (spx_spmm_args){
-        .op = op, .alpha = alpha, .beta = beta, .A = A, .B = B, .C = C, .m = m, .k = k, .n = n};
+    *out = (spx_spmm_args){.op = op, .alpha = alpha, .beta = beta, .A = A, .B = B, .C = C,
+                           .m = m, .k = k, .n = n, .opts = opts};
     if (k == 0)
         out->alpha = 0; /* an empty product: C = beta * C, exactly what alpha == 0 means */
     return SPX_OK;
@@ -131,13 +148,30 @@ static spx_status spmm(spx_ctx *ctx, spmm_names nm, spx_op op, double alpha, con
                        const spx_dense *B, double beta, spx_dense *C)
 {
     spx_spmm_args args;
-    spx_status s = spmm_prepare(ctx, nm, op, alpha, A, B, beta, C, &args);
+    spx_status s = spmm_prepare(ctx, nm, op, alpha, A, B, beta, C, NULL, &args);
     if (s || args.m == 0 || args.n == 0)
         return s;
     if (!ctx->backend->spmm)
         return spx__fail(ctx, SPX_ERR_UNSUPPORTED, "%s: the %s backend has no SpMM", nm.fn,
                          ctx->backend->name);
     return ctx->backend->spmm(ctx, &args);
+}
+
+spx_status spx__spmm_prepare(spx_ctx *ctx, spx_op op, double alpha, const spx_matrix *A,
+                             const spx_dense *B, double beta, spx_dense *C,
+                             const spx_spmm_options *opts, spx_spmm_args *out)
+{
+    return spmm_prepare(ctx, (spmm_names){"spx_spmm", "B", "C"}, op, alpha, A, B, beta, C, opts, out);
+}
+
+spx_status spx__spmm_check_matrix(spx_ctx *ctx, spx_op op, const spx_matrix *A, spx_dtype dtype,
+                                  const spx_spmm_options *opts)
+{
+    spmm_names nm = {"spx_spmm_plan_create", "B", "C"};
+    spx_status s = spmm_check_matrix(ctx, nm, op, A, dtype);
+    if (s || (s = check_options(ctx, nm, opts)))
+        return s;
+    return A->memory == SPX_MEM_HOST ? spx__matrix_ensure_valid(ctx, A) : SPX_OK;
 }
 
 spx_status spx_spmm(spx_ctx *ctx, spx_op op, double alpha, const spx_matrix *A, const spx_dense *B,

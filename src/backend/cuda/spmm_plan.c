@@ -267,14 +267,10 @@ spx_status spx__cuda_spmm_plan_create(spx_ctx *ctx, const spx_spmm_args *a, void
     int64_t bounds[4];
     for (int i = 0; i < 4; i++)
         bounds[i] = opts.bin_bounds[i] > 0 ? opts.bin_bounds[i] : default_bounds[i];
-    for (int i = 1; i < 4; i++)
+    for (int i = 1; i < 4; i++) /* defaults mixed with given bounds must still increase */
         if (bounds[i] < bounds[i - 1])
             return spx__fail(ctx, SPX_ERR_INVALID_ARGUMENT, "bin bounds must increase (%lld after %lld)",
                              (long long)bounds[i], (long long)bounds[i - 1]);
-    if (opts.alg < SPX_SPMM_AUTO || opts.alg > SPX_SPMM_GATHER_TC)
-        return spx__fail(ctx, SPX_ERR_INVALID_ARGUMENT, "invalid spmm algorithm %d", (int)opts.alg);
-    if (opts.precision < SPX_PRECISION_EXACT || opts.precision > SPX_PRECISION_F16)
-        return spx__fail(ctx, SPX_ERR_INVALID_ARGUMENT, "invalid precision %d", (int)opts.precision);
     if (a->m > INT32_MAX || a->k > INT32_MAX)
         return spx__fail(ctx, SPX_ERR_UNSUPPORTED,
                          "the cuda backend handles up to 2^31-1 rows and columns (op(A) is %lld x %lld)",
