@@ -48,8 +48,8 @@ typedef struct spx_backend_vtable {
     /* Set up per-context state (may be NULL). */
     spx_status (*init)(spx_ctx *ctx, void **state);
     void (*fini)(void *state);
-    spx_status (*spmm)(spx_ctx *ctx, const spx_spmm_args *args);
     spx_status (*spgemm)(spx_ctx *ctx, const spx_spgemm_args *args);
+    spx_status (*spmm)(spx_ctx *ctx, const spx_spmm_args *args);
 } spx_backend_vtable;
 
 extern const spx_backend_vtable spx__backend_ref;
