@@ -500,8 +500,9 @@ typedef enum spx_semiring_kind {
  * mul(a, y) == a for every y; when A(i,k) equals it (bytewise) the kernel may
  * take the product to be a without calling mul (add is still applied). mul
  * is always called as mul(A(i,k), B(k,j)). Pattern operands take the value
- * 1 converted to dtype. Return nonzero from an operator to abort the product
- * with SPX_ERR_OVERFLOW (e.g. on overflow). */
+ * 1 converted to dtype. The cpu backend calls the operators from several
+ * threads at once: they must be thread-safe. Return nonzero from an operator
+ * to abort the product with SPX_ERR_OVERFLOW (e.g. on overflow). */
 typedef struct spx_semiring {
     spx_semiring_kind kind;
     spx_dtype dtype; /* CUSTOM only: the value type of A, B and C */
