@@ -122,51 +122,55 @@ static void test_threads_and_determinism(void)
     }
 }
 
-/* The minimum a budget error names ("below the N bytes"). */
-static int64_t named_minimum(void)
+/* The minimum a budget error names ("below the N bytes"), and the part of
+ * it the backend needs ("..., M for <what>"). */
+static int64_t named_minimum(int64_t *backend)
 {
     const char *p = strstr(spx_last_error(ctx), "below the ");
+    const char *q = strstr(spx_last_error(ctx), "for converted operands, ");
+    *backend = q ? strtoll(q + 24, NULL, 10) : -1;
     return p ? strtoll(p + 10, NULL, 10) : -1;
 }
 
-static void test_memory_budget(void)
+/* Under budgets from the named minimum to the full workspace, the plan fits
+ * the budget and the bytes of the result do not change. */
+static void check_budgets(const spx_matrix *A, const spx_matrix *B, spx_spgemm_options o)
 {
-    uint64_t s = test_seed ^ 0xb0d9e7;
-    spx_matrix *A = big_random(3000, 3000, 8, SPX_F64, VAL_UNIFORM, SPX_INDEX_I32, &s);
     spx_semiring sr = spx_semiring_builtin(SPX_SEMIRING_PLUS_TIMES);
-    spx_spgemm_options o = {0};
-    o.op_b = SPX_OP_TRANSPOSE; /* a converted operand counts too */
-    o.drop_identity = 1;
     for (int b = 0; b < 2; b++) {
         spx_ctx_set_backend(ctx, backends[b]);
         spx_ctx_set_num_threads(ctx, 3);
         spx_matrix *R = NULL, *C = (spx_matrix *)&o;
-        int64_t full = 0, min, ws;
+        int64_t full = 0, min, backend_min, ws;
         o.memory_budget = 0;
-        CHECK_OK(ctx, spx_spgemm(ctx, &sr, A, A, &o, &R));
-        CHECK_OK(ctx, spx_spgemm_workspace_size(ctx, &sr, A, A, &o, &full));
+        CHECK_OK(ctx, spx_spgemm(ctx, &sr, A, B, &o, &R));
+        CHECK_OK(ctx, spx_spgemm_workspace_size(ctx, &sr, A, B, &o, &full));
         o.memory_budget = 1;
-        CHECK_FAILS(ctx, spx_spgemm(ctx, &sr, A, A, &o, &C), SPX_ERR_OUT_OF_MEMORY,
+        CHECK_FAILS(ctx, spx_spgemm(ctx, &sr, A, B, &o, &C), SPX_ERR_OUT_OF_MEMORY,
                     "memory_budget of 1 bytes");
         CHECK(C == (spx_matrix *)&o, "C untouched");
-        min = named_minimum();
+        min = named_minimum(&backend_min);
         CHECK(min > 0 && min <= full, "%s: minimum %lld, full %lld", spx_backend_name(backends[b]),
               (long long)min, (long long)full);
         o.memory_budget = min - 1;
-        CHECK_FAILS(ctx, spx_spgemm_workspace_size(ctx, &sr, A, A, &o, &ws), SPX_ERR_OUT_OF_MEMORY,
+        CHECK_FAILS(ctx, spx_spgemm_workspace_size(ctx, &sr, A, B, &o, &ws), SPX_ERR_OUT_OF_MEMORY,
                     "memory_budget");
-        int64_t budgets[] = {min, min + 100, min + (full - min) / 3, full - 1, full};
-        for (int k = 0; k < 5 && min > 0; k++) {
+        /* the minimum (one-row chunks), more rows per chunk, two accumulators
+         * with chunks of about 1000 rows, a third of the way, one thread less
+         * than the full plan, and the full plan */
+        int64_t budgets[] = {min,      min + 100, min + backend_min + 8000, min + (full - min) / 3,
+                             full - 1, full};
+        for (int k = 0; k < 6 && min > 0; k++) {
             if (budgets[k] < min) /* ref needs its full accumulator */
                 continue;
             o.memory_budget = budgets[k];
             ws = -1;
-            CHECK_OK(ctx, spx_spgemm_workspace_size(ctx, &sr, A, A, &o, &ws));
+            CHECK_OK(ctx, spx_spgemm_workspace_size(ctx, &sr, A, B, &o, &ws));
             CHECK(ws > 0 && ws <= budgets[k], "%s: workspace %lld over budget %lld",
                   spx_backend_name(backends[b]), (long long)ws, (long long)budgets[k]);
-            CHECK(k != 4 || ws == full, "a budget of exactly the full workspace changes nothing");
+            CHECK(k != 5 || ws == full, "a budget of exactly the full workspace changes nothing");
             C = NULL;
-            CHECK_OK(ctx, spx_spgemm(ctx, &sr, A, A, &o, &C));
+            CHECK_OK(ctx, spx_spgemm(ctx, &sr, A, B, &o, &C));
             CHECK(same_bytes(C, R), "%s: result under budget %lld differs",
                   spx_backend_name(backends[b]), (long long)budgets[k]);
             spx_matrix_destroy(C);
@@ -174,7 +178,26 @@ static void test_memory_budget(void)
         spx_matrix_destroy(R);
     }
     spx_ctx_set_num_threads(ctx, 0);
+}
+
+static void test_memory_budget(void)
+{
+    uint64_t s = test_seed ^ 0xb0d9e7;
+    spx_spgemm_options o = {0};
+    /* square, with dense rows: accumulators dominate; B transposed: a
+     * converted operand counts too */
+    spx_matrix *A = big_random(3000, 3000, 8, SPX_F64, VAL_UNIFORM, SPX_INDEX_I32, &s);
+    o.op_b = SPX_OP_TRANSPOSE;
+    o.drop_identity = 1;
+    check_budgets(A, A, o);
     spx_matrix_destroy(A);
+    /* tall with short rows: the count per row dominates, chunks pay off */
+    A = big_random(60000, 300, 3, SPX_F64, VAL_UNIFORM, SPX_INDEX_I32, &s);
+    spx_matrix *B = big_random(300, 200, 3, SPX_F64, VAL_UNIFORM, SPX_INDEX_I32, &s);
+    o = (spx_spgemm_options){0};
+    check_budgets(A, B, o);
+    spx_matrix_destroy(A);
+    spx_matrix_destroy(B);
 }
 
 /* ---- bad input: a clear error, *C untouched ---- */
