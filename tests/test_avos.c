@@ -162,6 +162,16 @@ static void test_closure_hand(void)
         {1, 2, 3, 4, 5, 6, 7}, {0, -1, 0, 2, 3, 0, 0}, {0, 0, 1, 0, 0, 2, 3},
         {0, 0, 0, -1, 0, 0, 0}, {0, 0, 0, 0, 1, 0, 0}, {0, 0, 0, 0, 0, -1, 0},
         {0, 0, 0, 0, 0, 0, 1}};
+    dmat E = dm_new(7, 7, SPX_I32); /* the brute force agrees with the hand result */
+    memcpy(E.v, P.v, 49 * sizeof *E.v);
+    memcpy(E.in, P.in, 49);
+    CHECK(brute_closure(&E, 32) == 2, "brute force: two squarings");
+    for (int i = 0; i < 7; i++)
+        for (int j = 0; j < 7; j++)
+            CHECK(DIN(&E, i, j) == (expect[i][j] != 0) && DM(&E, i, j).i == expect[i][j],
+                  "brute-force closure (%d, %d) = %lld, want %lld", i, j,
+                  (long long)DM(&E, i, j).i, (long long)expect[i][j]);
+    dm_free(&E);
     static const spx_backend backends[2] = {SPX_BACKEND_REF, SPX_BACKEND_CPU};
     for (int b = 0; b < 2; b++) {
         spx_ctx_set_backend(ctx, backends[b]);

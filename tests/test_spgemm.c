@@ -145,7 +145,7 @@ static void test_against_oracle(void)
             int64_t m = trial == 0 ? 0 : trial == 1 ? 1 : t_below(&s, wide ? 30 : 9) + 1;
             int64_t K = trial == 1 ? 1 : t_below(&s, wide ? 40 : 9) + (trial != 2);
             int64_t n = trial == 1 ? 1 : wide ? 100 + t_below(&s, 300) : t_below(&s, 10);
-            double da = wide ? 0.05 + 0.1 * t_unit(&s) : t_unit(&s);
+            double da = trial == 3 ? 0 : wide ? 0.05 + 0.1 * t_unit(&s) : t_unit(&s); /* 3: nnz 0 */
             double db = wide ? 0.02 + 0.05 * t_unit(&s) : t_unit(&s);
             dmat A = dm_random(m, K, da, operand_type(c, &s), c->dist, &s);
             dmat B = dm_random(K, n, db, operand_type(c, &s), c->dist, &s);

@@ -107,7 +107,7 @@ static spx_status plan_make(spx_ctx *ctx, const cpu_shared *sh, cpu_plan *p)
         return spx__fail(ctx, SPX_ERR_OVERFLOW, "SpGEMM accumulator of %.3g bytes is too large",
                          acc);
     p->acc_bytes = (int64_t)acc;
-    if (flops < SERIAL_FLOPS || threads < 1)
+    if (flops < SERIAL_FLOPS)
         threads = 1;
     if (threads > m)
         threads = m > 1 ? (int)m : 1;
