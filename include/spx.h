@@ -572,7 +572,7 @@ typedef struct spx_spgemm_options {
     /* Bytes of working memory the call may use beyond inputs and output
      * (0: no limit), converted operands included. The cpu backend then uses
      * fewer threads, then processes rows in chunks; below the minimum (see
-     * docs/SEMIRINGS.md) the call is SPX_ERR_OUT_OF_MEMORY naming it. */
+     * docs/SPGEMM.md) the call is SPX_ERR_OUT_OF_MEMORY naming it. */
     int64_t memory_budget;
 } spx_spgemm_options;
 
