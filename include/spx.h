@@ -612,18 +612,26 @@ static inline spx_dense spx_dense_vector(void *data, int64_t n, spx_dtype dtype,
 /* SpGEMM over semirings, with masks                                         */
 /* ------------------------------------------------------------------------ */
 
-/* Built-in semirings (add monoid . multiply operator):
+/* Built-in semirings (add monoid . multiply operator), exact definitions in
+ * docs/SEMIRINGS.md:
  *  PLUS_TIMES  (+, *, identity 0)           f32 f64 i32 i64
  *  MIN_PLUS    (min, +, identity +inf/max)   f32 f64 i32 i64
  *  MAX_PLUS    (max, +, identity -inf/min)   f32 f64 i32 i64
  *  MAX_TIMES   (max, *, identity -inf/min)   f32 f64 i32 i64
  *  MIN_TIMES   (min, *, identity +inf/max)   f32 f64 i32 i64
- *  OR_AND      (or, and, identity false)     any input; result bool
- *  PLUS_PAIR   (+, pair(x,y)=1, identity 0)  any input; counts paths (i64 for
+ *  OR_AND      (or, and, identity false)     any real input (nonzero is true),
+ *                                            types may differ; result bool
+ *  PLUS_PAIR   (+, pair(x,y)=1, identity 0)  any real input; counts paths in the
+ *                                            operands' numeric type (i64 for
  *                                            pattern/bool input)
- *  AVOS        (avos_sum, avos_product)      i32 i64 (pedigree numbers)
+ *  AVOS        (avos_sum, avos_product)      i32 i64 (pedigree numbers, >= -1)
  * Pattern inputs take value 1 (as the other operand's type, i64 if both are
- * pattern). CUSTOM semirings run on the ref and cpu backends only. */
+ * pattern); otherwise A and B must hold the same value type. f16, bf16 and
+ * complex operands are SPX_ERR_UNSUPPORTED for built-in semirings; a
+ * semiring over a type it does not list is SPX_ERR_INVALID_ARGUMENT.
+ * Integer arithmetic is checked: a sum or product that does not fit is
+ * SPX_ERR_OVERFLOW naming the entry of C, never a wrapped value.
+ * CUSTOM semirings run on the ref and cpu backends only. */
 typedef enum spx_semiring_kind {
     SPX_SEMIRING_PLUS_TIMES = 0,
     SPX_SEMIRING_MIN_PLUS = 1,
@@ -636,11 +644,16 @@ typedef enum spx_semiring_kind {
     SPX_SEMIRING_CUSTOM = 8
 } spx_semiring_kind;
 
-/* A user-defined semiring over one value type. z, x, y point to values of
- * that type. add must be associative and commutative with identity
- * add_identity; mul_annihilator (optional, may be NULL) lets the kernel skip
- * products. mul is always called as mul(A(i,k), B(k,j)). Return nonzero from
- * an operator to abort the product with SPX_ERR_OVERFLOW (e.g. on overflow). */
+/* A user-defined semiring over one value type (any type with values, f16,
+ * bf16 and complex included). z, x, y point to values of that type; z never
+ * aliases x or y. add must be associative and commutative with identity
+ * add_identity. mul_annihilator (optional, may be NULL): a value a with
+ * mul(a, y) == a for every y; when A(i,k) equals it (bytewise) the kernel may
+ * take the product to be a without calling mul (add is still applied). mul
+ * is always called as mul(A(i,k), B(k,j)). Pattern operands take the value
+ * 1 converted to dtype. The cpu backend calls the operators from several
+ * threads at once: they must be thread-safe. Return nonzero from an operator
+ * to abort the product with SPX_ERR_OVERFLOW (e.g. on overflow). */
 typedef struct spx_semiring {
     spx_semiring_kind kind;
     spx_dtype dtype; /* CUSTOM only: the value type of A, B and C */
@@ -662,8 +675,9 @@ SPX_API const char *spx_semiring_name(spx_semiring_kind k);
 SPX_API spx_status spx_semiring_from_name(const char *name, spx_semiring_kind *out);
 
 /* The avos operators on 64-bit values (see docs/SEMIRINGS.md). avos_product
- * returns SPX_ERR_INVALID_ARGUMENT for operands below -1 and SPX_ERR_OVERFLOW
- * when the result does not fit in bits (32 or 64). */
+ * returns SPX_ERR_INVALID_ARGUMENT for operands below -1 or wider than bits,
+ * for bits other than 32 and 64 and for a NULL out, and SPX_ERR_OVERFLOW
+ * (out untouched) when the result does not fit in bits. */
 SPX_API int64_t spx_avos_sum(int64_t x, int64_t y);
 SPX_API spx_status spx_avos_product(int64_t x, int64_t y, int bits, int64_t *out);
 
@@ -678,10 +692,14 @@ typedef enum spx_mask_kind {
 
 typedef struct spx_mask {
     spx_mask_kind kind;
-    const spx_matrix *M; /* SPX_MASK_MATRIX: any format, same shape as C */
-    int complement;      /* keep the entries the mask excludes instead */
+    const spx_matrix *M; /* SPX_MASK_MATRIX only: any format, same shape as C */
+    int complement;      /* keep the entries the mask excludes instead (the
+                            complement of SPX_MASK_NONE excludes everything) */
 } spx_mask;
 
+/* The ref and cpu backends are always deterministic (each row is computed
+ * by one thread in k order: bit-identical for any run and thread count);
+ * the mode matters to backends that can reorder sums. */
 typedef enum spx_spgemm_mode {
     SPX_SPGEMM_AUTO = 0,          /* deterministic if the context is, else fast */
     SPX_SPGEMM_DETERMINISTIC = 1, /* bit-identical run to run */
@@ -692,33 +710,47 @@ typedef struct spx_spgemm_options {
     spx_op op_a, op_b;
     spx_mask mask;
     spx_spgemm_mode mode;
-    /* Drop entries whose reduced value equals the add identity. Default 0:
-     * every reachable (i, j) is a structural entry, as in GraphBLAS. */
+    /* Drop entries of the product whose reduced value equals the add identity
+     * (floats by value: -0 equals 0), before accumulating. Default 0: every
+     * reachable (i, j) is a structural entry, as in GraphBLAS. */
     int drop_identity;
     /* If set, the result is accum (+) T, where T is the masked product and
-     * (+) the semiring's add, over the union of patterns; entries of accum
-     * outside the mask are kept unchanged (GraphBLAS accumulate, no replace).
-     * accum must have C's shape and value type. */
+     * (+) the semiring's add, over the union of patterns (add(accum, T) where
+     * both hold an entry); entries of accum outside the mask are kept
+     * unchanged (GraphBLAS accumulate, no replace). accum may be in any
+     * format and must have C's shape and value type. */
     const spx_matrix *accum;
-    /* Bytes of working memory the backend may use beyond inputs and output
-     * (0: no limit). Large products then run in row chunks. */
+    /* Bytes of working memory the call may use beyond inputs and output
+     * (0: no limit), converted operands included. The cpu backend then uses
+     * fewer threads, then processes rows in chunks; below the minimum (see
+     * docs/SPGEMM.md) the call is SPX_ERR_OUT_OF_MEMORY naming it. */
     int64_t memory_budget;
 } spx_spgemm_options;
 
 /* C<mask> = [accum (+)] op(A) (+.x) op(B): a new CSR matrix with sorted
- * columns. opts may be NULL. Errors leave *C untouched. */
+ * columns. Each C(i,j) reduces mul(op(A)(i,k), op(B)(k,j)) in increasing k.
+ * A, B, mask and accum may be in any format (COO duplicates are an error:
+ * no semiring combines them; for pattern-only uses they merge). The output
+ * has int32 indices when A, B and accum do and its nnz fits, else int64.
+ * opts may be NULL. Errors leave *C untouched. */
 SPX_API spx_status spx_spgemm(spx_ctx *ctx, const spx_semiring *sr, const spx_matrix *A,
                               const spx_matrix *B, const spx_spgemm_options *opts,
                               spx_matrix **C);
-/* Peak bytes of working memory spx_spgemm would use beyond inputs and output. */
+/* Peak bytes of working memory spx_spgemm would use beyond inputs and output,
+ * under opts' memory_budget: operand copies it must make plus the backend's
+ * working memory (exact for ref and cpu; buffers that format conversions
+ * free before the product starts are not counted). Fails like spx_spgemm
+ * when the budget is below the minimum. */
 SPX_API spx_status spx_spgemm_workspace_size(spx_ctx *ctx, const spx_semiring *sr,
                                              const spx_matrix *A, const spx_matrix *B,
                                              const spx_spgemm_options *opts, int64_t *bytes);
 
 /* Transitive closure of a pedigree DAG under avos: repeats C = C (+) C (x) C
- * with the upper-triangle mask until nothing changes. A must be square,
- * upper triangular, integer valued. iterations (may be NULL) receives the
- * number of squarings. */
+ * with the upper-triangle mask until nothing changes (pattern and values).
+ * A must be square, upper triangular, i32 or i64 with values >= -1, any
+ * format (COO without duplicates). iterations (may be NULL) receives the
+ * number of squarings, the last (unchanging) one included. A value that
+ * does not fit the type is SPX_ERR_OVERFLOW. */
 SPX_API spx_status spx_avos_closure(spx_ctx *ctx, const spx_matrix *A, spx_matrix **C,
                                     int *iterations);
 

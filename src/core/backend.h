@@ -19,6 +19,28 @@ typedef struct spx_spmm_args {
     const spx_spmm_options *opts; /* NULL: defaults */
 } spx_spmm_args;
 
+/* Arguments of C<mask> = [accum (+)] A (+.x) B, prepared by ops/spgemm.c:
+ * A (m x k) and B (k x n) are valid host CSR matrices with one index type,
+ * any transposition already applied; their values are of `type` or
+ * SPX_PATTERN (every entry 1). For AVOS every value is >= -1. The product
+ * applies mul(A(i,k), B(k,j)) in that operand order, reducing each C(i,j)
+ * in increasing k (the first product is taken as is, later ones added). */
+typedef struct spx_spgemm_args {
+    spx_semiring_kind kind;
+    spx_dtype type;             /* value type of the arithmetic and of C */
+    const spx_semiring *custom; /* CUSTOM: the user's operators over `type` */
+    const spx_matrix *A, *B;
+    spx_mask_kind mask;         /* NONE, MATRIX or a triangle (complements folded in) */
+    const spx_matrix *M;        /* MATRIX: valid host CSR, m x n, pattern only */
+    int complement;             /* MATRIX: keep what M excludes; NONE: keep nothing */
+    const spx_matrix *accum;    /* NULL or valid host CSR, m x n, of `type` */
+    int drop_identity;
+    int64_t memory_budget;      /* the caller's limit on working memory (0: none) */
+    int64_t operand_bytes;      /* working memory ops already holds (converted operands) */
+    int64_t *workspace;         /* non-NULL: only store the working memory the call would use */
+    spx_matrix **C;             /* the result, set only on success */
+} spx_spgemm_args;
+
 typedef struct spx_backend_vtable {
     spx_backend kind;
     const char *name;
@@ -27,6 +49,7 @@ typedef struct spx_backend_vtable {
     /* Set up per-context state (may be NULL). */
     spx_status (*init)(spx_ctx *ctx, void **state);
     void (*fini)(void *state);
+    spx_status (*spgemm)(spx_ctx *ctx, const spx_spgemm_args *args);
     spx_status (*spmm)(spx_ctx *ctx, const spx_spmm_args *args);
     /* Explicit SpMM plans. shape carries op, A, m, k, n, the dtype in
      * shape->B->dtype, and no data. NULL entries: the plan only records its
