@@ -53,6 +53,7 @@ typedef struct bench_opts {
     int64_t repeat, warmup;
     double budget_ms; /* per implementation and case: fewer repeats past this */
     spx_precision precision;
+    int64_t panel_cols; /* spx_spmm_options.panel_cols for every spx plan */
     spx_spmm_alg algs[BENCH_MAX_ALGS];
     int nalgs;
     bool dense, cusparse;

@@ -324,7 +324,7 @@ static void run_spx(bench *b, bench_job *j, spx_spmm_alg alg)
         return;
     r->precision = spx_precision_name(b->o.precision);
     r->bound = b->o.precision == SPX_PRECISION_EXACT ? 1e-4 : 1e-2;
-    spx_spmm_options opts = {alg, b->o.precision};
+    spx_spmm_options opts = {.alg = alg, .precision = b->o.precision, .panel_cols = b->o.panel_cols};
     spx_spmm_plan *plan = NULL;
     spx_status s = spx_spmm_plan_create(b->ctx, SPX_OP_NONE, j->mat->dA, j->n, SPX_F32, &opts, &plan);
     if (s) {

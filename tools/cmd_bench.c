@@ -18,6 +18,7 @@ static const char help_text[] =
     "usage: spx bench spmm [--suite quick|full] [--matrix FILE]... [--gen SPEC]...\n"
     "         [--n 32,128] [--dlmc-n 1024] [--repeat R] [--warmup W] [--budget-ms MS]\n"
     "         [--algs auto,row_split,...|all] [--precision exact|tf32|bf16|f16]\n"
+    "         [--panel W]  (column panel width of the row kernels; 0 planner, -1 none)\n"
     "         [--csv FILE] [--json FILE] [--data DIR] [--seed S] [--no-dense] [--no-cusparse]\n"
     "\n"
     "Times spx's SpMM (C = A B, A f32 CSR, B and C row-major f32 on the device) for each\n"
@@ -119,6 +120,8 @@ static int parse_options(cli_args *a, bench *b, bench_case **cases, int *ncases)
                         "--budget-ms positive");
         return CLI_USAGE;
     }
+    if (!cli_i64(a, "panel", 0, &o->panel_cols))
+        return CLI_USAGE;
     o->dense = !cli_flag(a, "no-dense");
     o->cusparse = !cli_flag(a, "no-cusparse");
     o->csv = cli_str(a, "csv", NULL);
@@ -336,7 +339,7 @@ int cmd_bench(int argc, char **argv)
     cli_args a;
     int r = cli_parse(argc - 1, argv + 1, "no-dense|no-cusparse|help",
                       "suite|matrix|gen|n|dlmc-n|repeat|warmup|budget-ms|algs|precision|csv|json|"
-                      "data|seed",
+                      "data|seed|panel",
                       &a);
     if (r)
         return r;
