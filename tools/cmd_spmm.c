@@ -40,8 +40,9 @@ static double bound_for(spx_dtype t)
 int cmd_spmm(int argc, char **argv)
 {
     cli_args a;
-    int r = cli_parse(argc, argv, "check",
-                      "n|b|seed|out|backend|op|alpha|beta|dtype|index|format|block|sell-c|sigma|repeat|threads",
+    int r = cli_parse(argc, argv, "check|explain|deterministic",
+                      "n|b|seed|out|backend|op|alpha|beta|dtype|index|format|block|sell-c|sigma|repeat|threads|"
+                      "alg|precision|panel",
                       &a);
     if (r)
         return r;
@@ -62,7 +63,21 @@ int cmd_spmm(int argc, char **argv)
         !cli_i64(&a, "threads", 0, &threads) || !cli_dtype(&a, "dtype", &ro.dtype) ||
         !cli_index_type(&a, &ro.index_type) || !cli_format_params(&a, &fmt, &fp))
         return CLI_USAGE;
-    bool check = cli_flag(&a, "check");
+    bool check = cli_flag(&a, "check"), explain = cli_flag(&a, "explain");
+    bool deterministic = cli_flag(&a, "deterministic");
+    spx_spmm_options so = {0};
+    const char *algname = cli_str(&a, "alg", "auto"), *precname = cli_str(&a, "precision", "exact");
+    if (spx_spmm_alg_from_name(algname, &so.alg) != SPX_OK) {
+        cli_usage_error("unknown algorithm '%s' (auto, row_split, warp_row, block_row, merge_path, sell, bsr, "
+                        "outer, gather_tc)", algname);
+        return CLI_USAGE;
+    }
+    if (spx_precision_from_name(precname, &so.precision) != SPX_OK) {
+        cli_usage_error("unknown precision '%s' (exact, tf32, bf16, f16)", precname);
+        return CLI_USAGE;
+    }
+    if (!cli_i64(&a, "panel", 0, &so.panel_cols))
+        return CLI_USAGE;
     if ((bfile != NULL) == (n > 0)) {
         cli_usage_error("give either --n N (random B with N columns) or --b B.mtx");
         return CLI_USAGE;
@@ -87,6 +102,7 @@ int cmd_spmm(int argc, char **argv)
     if ((r = cli_context(&a, &ctx)))
         return r;
     spx_ctx_set_num_threads(ctx, (int)threads);
+    spx_ctx_set_deterministic(ctx, deterministic);
     spx_status s = spx_matrix_read(ctx, a.pos[0], &ro, &A);
     if (s) {
         fprintf(stderr, "spx spmm: %s (%s)\n", spx_last_error(ctx), spx_status_name(s));
@@ -135,12 +151,21 @@ int cmd_spmm(int argc, char **argv)
         if (cbytes)
             memcpy(C.data, C0.data, cbytes);
         double t0 = cli_now_ms();
-        s = spx_spmm(ctx, op, alpha, A, &B, beta, &C);
+        s = spx_spmm_ex(ctx, op, alpha, A, &B, beta, &C, &so);
         times[it] = cli_now_ms() - t0;
         if (s) {
             r = cli_fail(ctx, s, "spmm");
             goto done;
         }
+    }
+    if (explain) {
+        spx_spmm_plan *plan = NULL;
+        if ((s = spx_spmm_plan_create(ctx, op, A, n, vt, &so, &plan))) {
+            r = cli_fail(ctx, s, "explain");
+            goto done;
+        }
+        printf("%s(plan built in %.2f ms)\n", spx_spmm_plan_explain(plan), spx_spmm_plan_build_ms(plan));
+        spx_spmm_plan_destroy(plan);
     }
     qsort(times, (size_t)repeat, sizeof *times, cli_cmp_double);
     double med = times[repeat / 2];
@@ -149,8 +174,8 @@ int cmd_spmm(int argc, char **argv)
            (long long)in.rows, (long long)in.cols, (long long)in.nnz, spx_format_name(in.format),
            spx_dtype_name(vt), op ? "T" : "N", (long long)n,
            spx_backend_name(spx_ctx_backend(ctx)));
-    printf("time: %.3f ms (median of %lld, host clock, includes any transfers), %.2f GFLOP/s\n",
-           med, (long long)repeat, gflops);
+    printf("time: %.3f ms (median of %lld, host clock, includes transfers and, on the first call, planning), "
+           "%.2f GFLOP/s\n", med, (long long)repeat, gflops);
     if (check) {
         if (vt != SPX_F32 && vt != SPX_F64) {
             printf("check: the CLI compares f32 and f64 results only\n");
