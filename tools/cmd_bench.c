@@ -72,7 +72,7 @@ static bool parse_algs(const char *s, bench_opts *o)
 {
     o->nalgs = 0;
     if (strcmp(s, "all") == 0) {
-        for (int a = SPX_SPMM_AUTO; a <= SPX_SPMM_GATHER_TC; a++)
+        for (int a = SPX_SPMM_AUTO; a <= SPX_SPMM_TILED; a++)
             o->algs[o->nalgs++] = (spx_spmm_alg)a;
         return true;
     }

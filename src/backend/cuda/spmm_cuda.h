@@ -59,15 +59,28 @@ typedef struct spx_cuda_dense_args {
     cudaStream_t stream;
 } spx_cuda_dense_args;
 
-/* Row kernels over a list of output rows (rows == NULL: rows 0..nrows-1).
- * group: lanes per row (1, 2, 4, 8, 16, 32). */
-cudaError_t spx__cuda_launch_rows(const spx_cuda_csr *A, const int32_t *rows, int64_t nrows,
-                                  int group, const spx_cuda_dense_args *d);
-/* Several warps per row with a fixed-order reduction. */
-cudaError_t spx__cuda_launch_block_rows(const spx_cuda_csr *A, const int32_t *rows,
-                                        int64_t nrows, int warps, const spx_cuda_dense_args *d);
+/* Row kernels over a list of output rows (rows == NULL: the list is 0, 1, ...).
+ * One launch covers up to SPX_CUDA_MAX_SEGMENTS segments of the list (the row
+ * bins); segment s gives each row a team of `team` lanes (a power of two up
+ * to 32), `group` of which cover the columns with 16-byte loads while the
+ * team/group sub-groups split the row's entries. */
+#define SPX_CUDA_MAX_SEGMENTS 6
+typedef struct spx_cuda_row_segment {
+    int64_t offset, nrows;
+    int team;
+} spx_cuda_row_segment;
+cudaError_t spx__cuda_launch_rows(const spx_cuda_csr *A, const int32_t *rows,
+                                  const spx_cuda_row_segment *segs, int nsegs, int group,
+                                  const spx_cuda_dense_args *d);
+/* Several warps per row (rows[offset .. offset + nrows)), fixed-order reduction. */
+cudaError_t spx__cuda_launch_block_rows(const spx_cuda_csr *A, const int32_t *rows, int64_t offset,
+                                        int64_t nrows, int warps, int group,
+                                        const spx_cuda_dense_args *d);
 /* Every row of a SELL matrix, group lanes per row. */
 cudaError_t spx__cuda_launch_sell(const spx_cuda_sell *A, int group, const spx_cuda_dense_args *d);
+
+/* TILED: blocks of 64 rows walk k in chunks staged in shared memory. */
+cudaError_t spx__cuda_launch_tiled(const spx_cuda_csr *A, const spx_cuda_dense_args *d);
 
 /* Merge path: per-warp start coordinates (nwarps + 1 of each) computed once. */
 cudaError_t spx__cuda_merge_partition(const spx_cuda_csr *A, int64_t items_per_warp,

@@ -12,7 +12,6 @@ static bool aligned16(const void *p) { return ((uintptr_t)p & 15u) == 0; }
 
 static spx_status run_kernels(spx_ctx *ctx, const cuda_plan *P, spx_cuda_dense_args *d)
 {
-    cudaStream_t st = d->stream;
     spx_status s = SPX_OK;
     switch (P->alg) {
     case SPX_SPMM_SELL:
@@ -43,18 +42,30 @@ static spx_status run_kernels(spx_ctx *ctx, const cuda_plan *P, spx_cuda_dense_a
         spx__cuda_free(ctx, through);
         return s;
     }
-    default:
-        for (int b = 0; b < NBINS && !s; b++) {
-            const plan_bin *B = &P->bins[b];
-            if (!B->nrows)
-                continue;
-            const int32_t *rows = P->rows_sorted + B->offset;
-            cudaError_t e = B->warps ? spx__cuda_launch_block_rows(&P->csr, rows, B->nrows, B->warps, d)
-                                     : spx__cuda_launch_rows(&P->csr, rows, B->nrows, B->group, d);
-            s = spx__cuda_check(ctx, e, spx_spmm_alg_name(B->alg));
-        }
-        (void)st;
+    case SPX_SPMM_TILED:
+        return spx__cuda_check(ctx, spx__cuda_launch_tiled(&P->csr, d), "tiled kernel");
+    case SPX_SPMM_BLOCK_ROW:
+        return spx__cuda_check(ctx, spx__cuda_launch_block_rows(&P->csr, P->rows_sorted, 0, P->m, HUGE_ROW_WARPS,
+                                                                P->group, d),
+                               "block_row kernel");
+    default: { /* every bin in one launch, huge rows in a second */
+        spx_cuda_row_segment segs[NBINS];
+        int nsegs = 0;
+        for (int b = 0; b < NBINS; b++)
+            if (P->bins[b].nrows && !P->bins[b].warps)
+                segs[nsegs++] = (spx_cuda_row_segment){P->bins[b].offset, P->bins[b].nrows, P->bins[b].team};
+        if (nsegs &&
+            (s = spx__cuda_check(ctx, spx__cuda_launch_rows(&P->csr, P->rows_sorted, segs, nsegs, P->group, d),
+                                 "row kernel")))
+            return s;
+        for (int b = 0; b < NBINS && !s; b++)
+            if (P->bins[b].nrows && P->bins[b].warps)
+                s = spx__cuda_check(ctx,
+                                    spx__cuda_launch_block_rows(&P->csr, P->rows_sorted, P->bins[b].offset,
+                                                                P->bins[b].nrows, P->bins[b].warps, P->group, d),
+                                    "block_row kernel");
         return s;
+    }
     }
 }
 

@@ -205,7 +205,7 @@ done:
     return s;
 }
 
-/* Column panels. When B does not fit in (half) the L2 cache and the rows of A
+/* Column panels. When B does not fit in (a third of) the L2 cache and the rows of A
  * reach far apart (bandwidth times N does not fit either), every B row
  * segment would come from DRAM once per entry; processing the columns in
  * panels of w makes the panel's slice of B (k x w) stay in L2, at the price of
@@ -217,11 +217,14 @@ static int64_t choose_panel(const cuda_plan *P, int64_t l2_bytes, int64_t forced
         return forced < P->n ? forced : 0;
     if (forced < 0 || P->n <= min_w)
         return 0;
-    int64_t budget = l2_bytes / 2;
+    /* reads by every SM may be cached in both halves of a split L2: count a third */
+    int64_t budget = l2_bytes / 3;
     int64_t band = P->lower_bw + P->upper_bw + 1;
     if (P->k * P->n * es <= budget || band * P->n * es <= budget)
         return 0; /* B, or the part of B that neighbouring rows touch, stays in L2 anyway */
     int64_t w = min_w;
+    if (P->k * w * es > budget)
+        return 0; /* even one 32-byte sector per B row does not fit */
     while (w * 2 < P->n && P->k * (w * 2) * es <= budget)
         w *= 2;
     double nnz = (double)P->csr.nnz, a_bytes = nnz * (4.0 + (double)es) + 8.0 * (double)P->m;
@@ -230,33 +233,44 @@ static int64_t choose_panel(const cuda_plan *P, int64_t l2_bytes, int64_t forced
     return panelled < 0.8 * direct ? w : 0;
 }
 
-/* Kernel per bin: a group sized to N (or to the column panel) for short and
- * medium rows, a warp per row where rows are long enough to keep 32 lanes
- * busy, several warps per row for huge rows (or as forced). */
+/* TILED pays when a block of 64 rows hits every staged row of B a couple of
+ * times (dense-ish rows over a short k, as in pruned weights) and N is wide
+ * enough to fill a warp with 16-byte loads. */
+static bool tiled_pays(const cuda_plan *P)
+{
+    if (P->m < 64 || P->k < 1 || P->n < 64)
+        return false;
+    double hits = 64.0 * (double)P->csr.nnz / (double)P->m / (double)P->k;
+    return hits >= 2.0;
+}
+
+/* Kernel per bin. Every bin shares one group of lanes sized to cover N (or
+ * the column panel) with 16-byte loads; short rows get a team of just that
+ * group, rows long enough to keep a warp busy get a warp-wide team whose
+ * sub-groups split the entries, huge rows get several warps. */
 static void choose_bin_kernels(cuda_plan *P)
 {
     int64_t vec = 16 / (int64_t)spx_dtype_size(P->dtype);
     int gn = P->panel > 0 ? (int)(P->panel / vec > 32 ? 32 : (P->panel / vec > 0 ? P->panel / vec : 1))
                           : spx__plan_group_for_n(P->n, P->dtype);
+    P->group = P->alg == SPX_SPMM_ROW_SPLIT && gn > 16 ? 16 : gn;
     for (int b = 0; b < NBINS; b++) {
         plan_bin *B = &P->bins[b];
-        B->group = gn;
+        B->team = P->group;
         B->warps = 0;
         switch (P->alg) {
-        case SPX_SPMM_ROW_SPLIT: B->group = gn < 16 ? gn : 16; break;
-        case SPX_SPMM_WARP_ROW: B->group = 32; break;
+        case SPX_SPMM_ROW_SPLIT: break;
+        case SPX_SPMM_WARP_ROW: B->team = 32; break;
         case SPX_SPMM_BLOCK_ROW: B->warps = HUGE_ROW_WARPS; break;
         default: /* AUTO */
             if (b == 5)
                 B->warps = HUGE_ROW_WARPS;
-            else if (b >= 3 && P->n >= 64 && P->panel == 0)
-                B->group = 32;
+            else if (b >= 3)
+                B->team = 32;
         }
-        B->alg = B->warps ? SPX_SPMM_BLOCK_ROW : B->group == 32 ? SPX_SPMM_WARP_ROW : SPX_SPMM_ROW_SPLIT;
+        B->alg = B->warps ? SPX_SPMM_BLOCK_ROW : B->team == 32 ? SPX_SPMM_WARP_ROW : SPX_SPMM_ROW_SPLIT;
     }
 }
-
-/* ---- plan creation ---- */
 
 static const int64_t default_bounds[4] = {8, 32, 256, 4096};
 
@@ -298,7 +312,7 @@ spx_status spx__cuda_spmm_plan_create(spx_ctx *ctx, const spx_spmm_args *a, void
     P->alg = opts.alg;
     P->precision = opts.precision;
     P->deterministic = ctx->deterministic;
-    char why[256] = "";
+    char why[512] = "";
     spx_status s = SPX_OK;
     switch (P->alg) {
     case SPX_SPMM_SELL: s = spx__plan_prepare_sell(ctx, P, A, why, sizeof why); break;
@@ -325,8 +339,20 @@ spx_status spx__cuda_spmm_plan_create(spx_ctx *ctx, const spx_spmm_args *a, void
                 s = spx__cuda_sync(ctx);
         }
         break;
+    case SPX_SPMM_TILED: s = prepare_csr(ctx, P, A, &P->csr); break;
     default: /* AUTO and the row kernels */
-        if (!(s = prepare_csr(ctx, P, A, &P->csr)) && !(s = build_bins(ctx, P, bounds))) {
+        if ((s = prepare_csr(ctx, P, A, &P->csr)))
+            break;
+        if (P->alg == SPX_SPMM_AUTO && tiled_pays(P)) {
+            P->alg = SPX_SPMM_TILED;
+            snprintf(why, sizeof why,
+                     "chosen because a block of 64 rows meets each staged row of B %.1f times on average "
+                     "(%.1f entries per row over %lld columns), so shared memory replaces most L2 reads",
+                     64.0 * (double)P->csr.nnz / (double)(P->m > 0 ? P->m : 1) / (double)P->k,
+                     (double)P->csr.nnz / (double)(P->m > 0 ? P->m : 1), (long long)P->k);
+            break;
+        }
+        if (!(s = build_bins(ctx, P, bounds))) {
             if (P->alg == SPX_SPMM_AUTO)
                 P->panel = choose_panel(P, spx__cuda(ctx)->info.l2_bytes, opts.panel_cols);
             choose_bin_kernels(P);
@@ -354,7 +380,7 @@ spx_status spx__cuda_spmm_plan_create(spx_ctx *ctx, const spx_spmm_args *a, void
                                                     : "algorithm forced for every row");
             if (P->panel > 0)
                 len += snprintf(txt + len, cap - (size_t)len,
-                                "  columns in panels of %lld: B (%.0f MB) exceeds half the L2 and rows reach "
+                                "  columns in panels of %lld: B (%.0f MB) exceeds a third of the L2 and rows reach "
                                 "%lld columns apart, so each panel's slice of B (%.1f MB) is kept in L2 and A is "
                                 "read %lld times\n",
                                 (long long)P->panel, (double)(P->k * P->n) * (double)spx_dtype_size(P->dtype) / 1e6,
@@ -376,14 +402,20 @@ spx_status spx__cuda_spmm_plan_create(spx_ctx *ctx, const spx_spmm_args *a, void
                                 bin_names[b], range, (long long)B->nrows, (long long)B->nnz,
                                 spx_spmm_alg_name(B->alg));
                 if (B->warps)
-                    len += snprintf(txt + len, cap - (size_t)len, " (%d warps per row: long rows need more than a warp)\n", B->warps);
+                    len += snprintf(txt + len, cap - (size_t)len,
+                                    " (%d warps per row: long rows need more than a warp)\n", B->warps);
+                else if (B->team > P->group)
+                    len += snprintf(txt + len, cap - (size_t)len,
+                                    " (a warp per row: %d lanes cover the columns, %d sub-groups split the entries)\n",
+                                    P->group, B->team / P->group);
                 else
-                    len += snprintf(txt + len, cap - (size_t)len, " (%d lanes per row: %s)\n", B->group,
-                                    B->group == 32 ? "a warp per row keeps 32 lanes busy on long rows"
-                                                   : "one group of lanes covers the N columns with 16-byte loads");
+                    len += snprintf(txt + len, cap - (size_t)len,
+                                    " (%d lanes per row cover the columns with 16-byte loads)\n", B->team);
             }
         } else {
-            len += snprintf(txt + len, cap - (size_t)len, "algorithm forced for every row: %s%s%s\n",
+            len += snprintf(txt + len, cap - (size_t)len, "%s: %s%s%s\n",
+                            opts.alg == SPX_SPMM_AUTO ? "automatic choice for every row"
+                                                      : "algorithm forced for every row",
                             spx_spmm_alg_name(P->alg), why[0] ? "; " : "", why);
         }
         *explain = txt;

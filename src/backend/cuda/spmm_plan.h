@@ -14,7 +14,7 @@
 
 typedef struct plan_bin {
     spx_spmm_alg alg; /* ROW_SPLIT, WARP_ROW or BLOCK_ROW */
-    int group, warps;
+    int team, warps; /* lanes per row (row kernels), or warps per row (BLOCK_ROW) */
     int64_t nrows, nnz, offset; /* rows_sorted[offset .. offset + nrows) */
 } plan_bin;
 
@@ -32,6 +32,7 @@ typedef struct cuda_plan {
     spx_cuda_gather gather;
     int32_t *rows_sorted;
     plan_bin bins[NBINS];
+    int group;                  /* lanes covering the columns in the row kernels (group x 16 bytes) */
     int64_t panel;              /* columns per tile of the row kernels (0: as wide as the group allows) */
     int64_t lower_bw, upper_bw; /* bandwidths of op(A) */
     int64_t mp_nwarps;

@@ -1,9 +1,13 @@
-// Row-parallel SpMM kernels: a group of lanes per row (ROW_SPLIT with 1-16
-// lanes, WARP_ROW with 32), the same kernel over SELL-C-sigma slices, and
-// several warps per row (BLOCK_ROW). Lanes of a group load up to `group`
-// (column, value) pairs at once (coalesced), then broadcast them with
-// shuffles; each lane owns V consecutive output columns and loads its part of
-// the B row as one 16-byte vector.
+// Row-parallel SpMM kernels. A row is handled by a team of lanes (a power of
+// two up to a warp): `group` lanes of the team each own V consecutive output
+// columns (one 16-byte load of a B row segment per entry), and the team's
+// team/group sub-groups take every (team/group)-th entry of the row, adding
+// their partial sums with shuffles at the end (fixed order: bit-exact run to
+// run). The team loads `team` (column, value) pairs at once, coalesced, and
+// broadcasts them with shuffles. One launch covers every row bin: each block
+// finds its segment (bin) from the block index. BLOCK_ROW puts several such
+// warps on one row and adds them through shared memory; SELL uses the same
+// loop over SELL-C-sigma slices.
 #include "backend/cuda/device_types.cuh"
 
 extern "C" {
@@ -17,8 +21,12 @@ template <typename T> struct rows_params {
     const int32_t *colidx;
     const T *vals;
     const int32_t *rows; // row list; NULL: slot == row
-    int64_t nrows;       // number of row slots
-    // SELL layout (sell kernels only)
+    // segments of the row list, one per bin: blocks [first_block[s], first_block[s+1])
+    int nsegs;
+    int64_t first_block[SPX_CUDA_MAX_SEGMENTS + 1];
+    int64_t seg_offset[SPX_CUDA_MAX_SEGMENTS], seg_rows[SPX_CUDA_MAX_SEGMENTS];
+    int seg_team[SPX_CUDA_MAX_SEGMENTS];
+    // SELL layout (sell kernel only)
     const int64_t *slice_ptr;
     const int32_t *perm, *rowlen;
     int64_t slice_c;
@@ -41,108 +49,129 @@ __device__ __forceinline__ int64_t warp_max(int64_t v)
     return v;
 }
 
+// acc += the team's share of sum_{q in row} A(q) * B(col(q), lane's columns).
+// Every lane of the warp calls this together (shuffles); lanes whose team has
+// fewer entries idle through the extra iterations.
+template <typename T, int V>
+__device__ __forceinline__ void team_accumulate(const rows_params<T> &p, int64_t start, int64_t len,
+                                                int64_t stride, int team, int G, const T *bcol, int count,
+                                                typename acc_of<T>::type (&acc)[V])
+{
+    typedef typename acc_of<T>::type A;
+    const int tl = (threadIdx.x & 31) & (team - 1), sub = tl / G, S = team / G;
+    const int64_t chunks = warp_max((len + team - 1) / team);
+    A part[V];
+#pragma unroll
+    for (int t = 0; t < V; t++)
+        part[t] = A(0);
+    for (int64_t c = 0; c < chunks; c++) {
+        const int64_t i = c * team + tl;
+        int col = 0;
+        A v = A(0);
+        if (i < len) {
+            const int64_t q = start + i * stride;
+            col = p.colidx[q];
+            v = a_value(p.vals, q);
+        }
+        const int64_t left = len - c * team;
+        const int cnt = left >= team ? team : (left > 0 ? (int)left : 0);
+        // this sub-group takes entries sub, sub + S, sub + 2S, ... of the chunk
+        const int mine = cnt > sub ? (cnt - sub + S - 1) / S : 0;
+        const int jmax = (int)__reduce_max_sync(SPX_FULL_MASK, (unsigned)mine);
+#pragma unroll 4
+        for (int j = 0; j < jmax; j++) {
+            const int src = j * S + sub;
+            const int cj = __shfl_sync(SPX_FULL_MASK, col, src, team);
+            const A vj = __shfl_sync(SPX_FULL_MASK, v, src, team);
+            if (j < mine && count > 0)
+                fma_row<T, V>(bcol + (int64_t)cj * p.ldb, count, vj, part);
+        }
+    }
+    for (int o = G; o < team; o <<= 1) // add the sub-groups' sums, same order every run
+#pragma unroll
+        for (int t = 0; t < V; t++)
+            part[t] += __shfl_xor_sync(SPX_FULL_MASK, part[t], o);
+#pragma unroll
+    for (int t = 0; t < V; t++)
+        acc[t] += part[t];
+}
+
 template <typename T, int V, bool SELL>
 __global__ void __launch_bounds__(256) rows_kernel(const rows_params<T> p)
 {
     typedef typename acc_of<T>::type A;
-    const int G = p.group;
-    const int glane = (threadIdx.x & 31) & (G - 1);
-    const int64_t slot = ((int64_t)blockIdx.x * blockDim.x + threadIdx.x) / G;
+    int s = 0;
+    while (s + 1 < p.nsegs && (int64_t)blockIdx.x >= p.first_block[s + 1])
+        s++;
+    const int G = p.group, team = SELL ? G : p.seg_team[s];
+    const int tl = (threadIdx.x & 31) & (team - 1), glane = tl & (G - 1);
+    const int64_t slot = (((int64_t)blockIdx.x - p.first_block[s]) * blockDim.x + threadIdx.x) / team;
     int64_t row = -1, start = 0, len = 0, stride = 1;
-    if (slot < p.nrows) {
-        if (SELL) {
-            int64_t s = slot / p.slice_c;
-            start = p.slice_ptr[s] + (slot - s * p.slice_c);
+    if (SELL) {
+        if (slot < p.seg_rows[0]) {
+            int64_t sl = slot / p.slice_c;
+            start = p.slice_ptr[sl] + (slot - sl * p.slice_c);
             stride = p.slice_c;
             row = p.perm[slot];
             len = row >= 0 ? p.rowlen[slot] : 0;
-        } else {
-            row = p.rows ? p.rows[slot] : slot;
-            start = p.rowptr[row];
-            len = p.rowptr[row + 1] - start;
         }
+    } else if (slot < p.seg_rows[s]) {
+        const int64_t k = p.seg_offset[s] + slot;
+        row = p.rows ? p.rows[k] : k;
+        start = p.rowptr[row];
+        len = p.rowptr[row + 1] - start;
     }
-    const int64_t chunks = warp_max((len + G - 1) / G);
     const int64_t tile_cols = (int64_t)G * V, ntiles = (p.n + tile_cols - 1) / tile_cols;
     for (int64_t tile = blockIdx.y; tile < ntiles; tile += gridDim.y) {
         const int64_t col0 = tile * tile_cols + (int64_t)glane * V;
         const int count = p.n - col0 >= V ? V : (int)(p.n - col0); // <= 0: lane idle
-        const T *bcol = p.B + col0;
         A acc[V];
 #pragma unroll
         for (int t = 0; t < V; t++)
             acc[t] = A(0);
-        for (int64_t c = 0; c < chunks; c++) {
-            const int64_t i = c * G + glane;
-            int col = 0;
-            A v = A(0);
-            if (i < len) {
-                const int64_t q = start + i * stride;
-                col = p.colidx[q];
-                v = a_value(p.vals, q);
-            }
-            const int64_t left = len - c * G;
-            const int cnt = left >= G ? G : (left > 0 ? (int)left : 0);
-            const int jmax = (int)__reduce_max_sync(SPX_FULL_MASK, (unsigned)cnt);
-#pragma unroll 4
-            for (int j = 0; j < jmax; j++) {
-                const int cj = __shfl_sync(SPX_FULL_MASK, col, j, G);
-                const A vj = __shfl_sync(SPX_FULL_MASK, v, j, G);
-                if (j < cnt && count > 0)
-                    fma_row<T, V>(bcol + (int64_t)cj * p.ldb, count, vj, acc);
-            }
-        }
-        if (row >= 0 && count > 0)
+        team_accumulate<T, V>(p, start, len, stride, team, G, p.B + col0, count, acc);
+        if (row >= 0 && count > 0 && tl < G)
             store_epilogue<T, V>(p.C + row * p.ldc + col0, count, acc, p.alpha, p.beta);
     }
 }
 
-// BLOCK_ROW: blockDim.x = 32 * warps, one row per block, warps take chunks of
-// 32 entries round-robin, then warp 0 adds the partial sums in warp order.
+// BLOCK_ROW: blockDim.x = 32 * warps, one row per block; each warp is a team of
+// 32 lanes taking chunks of 32 entries round-robin; warp 0 then adds the
+// warps' sums in warp order.
 template <typename T, int V>
 __global__ void __launch_bounds__(512) block_rows_kernel(const rows_params<T> p)
 {
     typedef typename acc_of<T>::type A;
     extern __shared__ unsigned char smem_raw[];
-    A *red = reinterpret_cast<A *>(smem_raw); // [warps][32 * V]
+    A *red = reinterpret_cast<A *>(smem_raw); // [warps][G * V]
     const int lane = threadIdx.x & 31, warp = threadIdx.x >> 5, nwarps = blockDim.x >> 5;
-    const int64_t row = p.rows ? p.rows[blockIdx.x] : blockIdx.x;
+    const int G = p.group, glane = lane & (G - 1);
+    const int64_t row = p.rows ? p.rows[p.seg_offset[0] + blockIdx.x] : blockIdx.x;
     const int64_t start = p.rowptr[row], len = p.rowptr[row + 1] - start;
-    const int64_t ntiles = (p.n + 32 * V - 1) / (32 * V);
+    const int64_t tile_cols = (int64_t)G * V, ntiles = (p.n + tile_cols - 1) / tile_cols;
+    // warp w owns the chunks w, w + nwarps, ... of 32 entries: a strided range
+    const int64_t nchunks = (len + 31) / 32;
     for (int64_t tile = blockIdx.y; tile < ntiles; tile += gridDim.y) {
-        const int64_t col0 = tile * 32 * V + (int64_t)lane * V;
+        const int64_t col0 = tile * tile_cols + (int64_t)glane * V;
         const int count = p.n - col0 >= V ? V : (int)(p.n - col0);
-        const T *bcol = p.B + col0;
         A acc[V];
 #pragma unroll
         for (int t = 0; t < V; t++)
             acc[t] = A(0);
-        for (int64_t base = (int64_t)warp * 32; base < len; base += (int64_t)nwarps * 32) {
-            const int64_t i = base + lane;
-            int col = 0;
-            A v = A(0);
-            if (i < len) {
-                col = p.colidx[start + i];
-                v = a_value(p.vals, start + i);
-            }
-            const int cnt = len - base >= 32 ? 32 : (int)(len - base);
-#pragma unroll 4
-            for (int j = 0; j < cnt; j++) {
-                const int cj = __shfl_sync(SPX_FULL_MASK, col, j);
-                const A vj = __shfl_sync(SPX_FULL_MASK, v, j);
-                if (count > 0)
-                    fma_row<T, V>(bcol + (int64_t)cj * p.ldb, count, vj, acc);
-            }
+        for (int64_t c = warp; c < nchunks; c += nwarps) {
+            const int64_t b = c * 32, l = len - b < 32 ? len - b : 32;
+            team_accumulate<T, V>(p, start + b, l, 1, 32, G, p.B + col0, count, acc);
         }
+        if (lane < G)
 #pragma unroll
-        for (int t = 0; t < V; t++)
-            red[(warp * 32 + lane) * V + t] = acc[t];
+            for (int t = 0; t < V; t++)
+                red[(warp * G + lane) * V + t] = acc[t];
         __syncthreads();
-        if (warp == 0) {
+        if (warp == 0 && lane < G) {
             for (int w = 1; w < nwarps; w++)
 #pragma unroll
                 for (int t = 0; t < V; t++)
-                    acc[t] += red[(w * 32 + lane) * V + t];
+                    acc[t] += red[(w * G + lane) * V + t];
             if (count > 0)
                 store_epilogue<T, V>(p.C + row * p.ldc + col0, count, acc, p.alpha, p.beta);
         }
@@ -151,9 +180,10 @@ __global__ void __launch_bounds__(512) block_rows_kernel(const rows_params<T> p)
 }
 
 template <typename T>
-rows_params<T> make_params(const spx_cuda_dense_args *d)
+rows_params<T> make_params(const spx_cuda_dense_args *d, int group)
 {
     rows_params<T> p = {};
+    p.group = group;
     p.n = d->n;
     p.B = static_cast<const T *>(d->B);
     p.ldb = d->ldb;
@@ -164,74 +194,89 @@ rows_params<T> make_params(const spx_cuda_dense_args *d)
     return p;
 }
 
-dim3 grid_for(int64_t threads, int64_t tile_cols, int64_t n)
+unsigned grid_y(int64_t n, int64_t tile_cols)
 {
-    int64_t gx = (threads + 255) / 256, gy = (n + tile_cols - 1) / tile_cols;
-    return dim3((unsigned)gx, (unsigned)(gy > 65535 ? 65535 : (gy < 1 ? 1 : gy)));
+    int64_t gy = (n + tile_cols - 1) / tile_cols;
+    return (unsigned)(gy > 65535 ? 65535 : (gy < 1 ? 1 : gy));
 }
 
 template <typename T, int V>
-cudaError_t launch_rows_t(const spx_cuda_csr *A, const int32_t *rows, int64_t nrows, int group,
-                          const spx_cuda_dense_args *d)
+cudaError_t launch_rows_t(const spx_cuda_csr *A, const int32_t *rows, const spx_cuda_row_segment *segs,
+                          int nsegs, int group, const spx_cuda_dense_args *d)
 {
-    rows_params<T> p = make_params<T>(d);
+    rows_params<T> p = make_params<T>(d, group);
     p.rowptr = A->rowptr;
     p.colidx = A->colidx;
     p.vals = static_cast<const T *>(A->vals);
     p.rows = rows;
-    p.nrows = nrows;
-    p.group = group;
-    rows_kernel<T, V, false><<<grid_for(nrows * group, (int64_t)group * V, d->n), 256, 0, d->stream>>>(p);
+    int64_t blocks = 0;
+    for (int s = 0; s < nsegs; s++) {
+        p.first_block[p.nsegs] = blocks;
+        p.seg_offset[p.nsegs] = segs[s].offset;
+        p.seg_rows[p.nsegs] = segs[s].nrows;
+        p.seg_team[p.nsegs] = segs[s].team;
+        blocks += (segs[s].nrows * segs[s].team + 255) / 256;
+        p.nsegs++;
+    }
+    p.first_block[p.nsegs] = blocks;
+    if (blocks == 0)
+        return cudaSuccess;
+    if (blocks > 0x7fffffff)
+        return cudaErrorInvalidConfiguration;
+    rows_kernel<T, V, false><<<dim3((unsigned)blocks, grid_y(d->n, (int64_t)group * V)), 256, 0, d->stream>>>(p);
     return cudaGetLastError();
 }
 
 template <typename T, int V>
 cudaError_t launch_sell_t(const spx_cuda_sell *A, int group, const spx_cuda_dense_args *d)
 {
-    rows_params<T> p = make_params<T>(d);
+    rows_params<T> p = make_params<T>(d, group);
     p.colidx = A->colidx;
     p.vals = static_cast<const T *>(A->vals);
     p.slice_ptr = A->slice_ptr;
     p.perm = A->perm;
     p.rowlen = A->rowlen;
     p.slice_c = A->c;
-    p.nrows = A->nslices * A->c;
-    p.group = group;
-    rows_kernel<T, V, true><<<grid_for(p.nrows * group, (int64_t)group * V, d->n), 256, 0, d->stream>>>(p);
+    p.nsegs = 1;
+    p.seg_rows[0] = A->nslices * A->c;
+    p.seg_team[0] = group;
+    int64_t blocks = (p.seg_rows[0] * group + 255) / 256;
+    p.first_block[1] = blocks;
+    rows_kernel<T, V, true><<<dim3((unsigned)blocks, grid_y(d->n, (int64_t)group * V)), 256, 0, d->stream>>>(p);
     return cudaGetLastError();
 }
 
 template <typename T, int V>
-cudaError_t launch_block_rows_t(const spx_cuda_csr *A, const int32_t *rows, int64_t nrows,
-                                int warps, const spx_cuda_dense_args *d)
+cudaError_t launch_block_rows_t(const spx_cuda_csr *A, const int32_t *rows, int64_t offset, int64_t nrows,
+                                int warps, int group, const spx_cuda_dense_args *d)
 {
-    rows_params<T> p = make_params<T>(d);
+    rows_params<T> p = make_params<T>(d, group);
     p.rowptr = A->rowptr;
     p.colidx = A->colidx;
     p.vals = static_cast<const T *>(A->vals);
     p.rows = rows;
-    p.nrows = nrows;
-    int64_t gy = (d->n + 32 * V - 1) / (32 * V);
-    dim3 grid((unsigned)nrows, (unsigned)(gy > 65535 ? 65535 : gy));
-    size_t smem = (size_t)warps * 32 * V * sizeof(typename acc_of<T>::type);
-    block_rows_kernel<T, V><<<grid, 32 * warps, smem, d->stream>>>(p);
+    p.seg_offset[0] = offset;
+    size_t smem = (size_t)warps * group * V * sizeof(typename acc_of<T>::type);
+    block_rows_kernel<T, V><<<dim3((unsigned)nrows, grid_y(d->n, (int64_t)group * V)), 32 * warps, smem, d->stream>>>(p);
     return cudaGetLastError();
 }
 
 } // namespace
 
 extern "C" cudaError_t spx__cuda_launch_rows(const spx_cuda_csr *A, const int32_t *rows,
-                                             int64_t nrows, int group, const spx_cuda_dense_args *d)
+                                             const spx_cuda_row_segment *segs, int nsegs, int group,
+                                             const spx_cuda_dense_args *d)
 {
-    if (nrows <= 0 || d->n <= 0)
+    if (d->n <= 0 || nsegs <= 0)
         return cudaSuccess;
-#define CALL(T, V) launch_rows_t<T, V>(A, rows, nrows, group, d)
+    if (nsegs > SPX_CUDA_MAX_SEGMENTS)
+        return cudaErrorInvalidValue;
+#define CALL(T, V) launch_rows_t<T, V>(A, rows, segs, nsegs, group, d)
     SPX_DISPATCH_TV(d->dtype, d->vec, CALL)
 #undef CALL
 }
 
-extern "C" cudaError_t spx__cuda_launch_sell(const spx_cuda_sell *A, int group,
-                                             const spx_cuda_dense_args *d)
+extern "C" cudaError_t spx__cuda_launch_sell(const spx_cuda_sell *A, int group, const spx_cuda_dense_args *d)
 {
     if (A->nslices <= 0 || d->n <= 0)
         return cudaSuccess;
@@ -240,15 +285,15 @@ extern "C" cudaError_t spx__cuda_launch_sell(const spx_cuda_sell *A, int group,
 #undef CALL
 }
 
-extern "C" cudaError_t spx__cuda_launch_block_rows(const spx_cuda_csr *A, const int32_t *rows,
-                                                   int64_t nrows, int warps,
+extern "C" cudaError_t spx__cuda_launch_block_rows(const spx_cuda_csr *A, const int32_t *rows, int64_t offset,
+                                                   int64_t nrows, int warps, int group,
                                                    const spx_cuda_dense_args *d)
 {
     if (nrows <= 0 || d->n <= 0)
         return cudaSuccess;
     if (nrows > 0x7fffffff)
         return cudaErrorInvalidConfiguration;
-#define CALL(T, V) launch_block_rows_t<T, V>(A, rows, nrows, warps, d)
+#define CALL(T, V) launch_block_rows_t<T, V>(A, rows, offset, nrows, warps, group, d)
     SPX_DISPATCH_TV(d->dtype, d->vec, CALL)
 #undef CALL
 }
