@@ -14,7 +14,7 @@
 /* DET_REPEATS identical calls must give bit-identical C, the first one right.
  * OUTER accumulates with atomics: on CUDA it must refuse deterministic mode. */
 static void det_one(const tcase *c, tcall *k, const spx_matrix *A, tbuf *B, tbuf *C,
-                    const double *ref, unsigned char *first)
+                    const tref *ref, unsigned char *first)
 {
     int must_refuse = g_cuda && k->alg == SPX_SPMM_OUTER;
     spx_spmm_plan *plan = NULL;
@@ -86,16 +86,16 @@ static void check_determinism(void)
         c.runs[0] = (trun){1.25, -0.5};
         int64_t m = o ? t.cols : t.rows, k = o ? t.rows : t.cols;
         tbuf B = {0}, C = {0};
-        double *ref = NULL;
+        tref ref = {0};
         unsigned char *first = NULL;
         if (tbuf_init(&B, k, c.n, SPX_F32, SPX_ROW_MAJOR, 0, 0, SENT_B) &&
             tbuf_init(&C, m, c.n, SPX_F32, SPX_ROW_MAJOR, 0, 0, SENT_C)) {
             tbuf_fill_random(&B, &g_rng);
             tbuf_fill_random(&C, &g_rng);
-            ref = compute_ref(&c, &B, &C, c.runs[0]);
-            first = malloc((size_t)C.total * C.esize);
+            if (compute_ref(&c, &B, &C, c.runs[0], &ref))
+                first = malloc((size_t)C.total * C.esize);
         }
-        for (int mi = 0; ref && first && mi < (g_cuda ? 2 : 1); mi++) {
+        for (int mi = 0; first && mi < (g_cuda ? 2 : 1); mi++) {
             spx_memory mem = mi ? SPX_MEM_DEVICE : SPX_MEM_HOST;
             const spx_matrix *A = tmat_operand(&t, mem);
             if (!A || !tbuf_reset(&B, mem))
@@ -115,12 +115,12 @@ static void check_determinism(void)
                         if (path == PATH_SPMM && (a != SPX_SPMM_AUTO || p != SPX_PRECISION_EXACT))
                             continue;
                         tcall kk = {(tpath)path, mem, (spx_spmm_alg)a, (spx_precision)p, 0, ""};
-                        det_one(&c, &kk, A, &B, &C, ref, first);
+                        det_one(&c, &kk, A, &B, &C, &ref, first);
                     }
             spx_ctx_set_deterministic(g_ctx, 0);
         }
         free(first);
-        free(ref);
+        free(ref.c);
         tbuf_free(&B);
         tbuf_free(&C);
     }
@@ -175,9 +175,10 @@ static void plans_on(tmat *t, spx_memory mem)
     const spx_matrix *A = tmat_operand(t, mem);
     spx_spmm_plan *plans[NALG] = {0};
     tbuf B[MAX_RUNS], C[MAX_RUNS];
-    double *ref[MAX_RUNS] = {0};
+    tref ref[MAX_RUNS];
     memset(B, 0, sizeof B);
     memset(C, 0, sizeof C);
+    memset(ref, 0, sizeof ref);
     int ok = A != NULL;
     for (int r = 0; ok && r < c.nruns; r++) {
         ok = tbuf_init(&B[r], k, c.n, SPX_F32, SPX_ROW_MAJOR, 0, 0, SENT_B) &&
@@ -187,7 +188,7 @@ static void plans_on(tmat *t, spx_memory mem)
         tbuf_fill_random(&B[r], &g_rng);
         if (c.runs[r].beta != 0)
             tbuf_fill_random(&C[r], &g_rng);
-        ok = (ref[r] = compute_ref(&c, &B[r], &C[r], c.runs[r])) && tbuf_reset(&B[r], mem);
+        ok = compute_ref(&c, &B[r], &C[r], c.runs[r], &ref[r]) && tbuf_reset(&B[r], mem);
     }
     for (int a = 0; ok && a < NALG; a++) {
         spx_spmm_options o = {.alg = (spx_spmm_alg)a, .precision = SPX_PRECISION_EXACT};
@@ -205,7 +206,7 @@ static void plans_on(tmat *t, spx_memory mem)
         for (int a = 0; a < NALG; a++)
             if (plans[a]) {
                 tcall kk = {PATH_PLAN, mem, (spx_spmm_alg)a, SPX_PRECISION_EXACT, r, ""};
-                run_one(&c, &kk, A, plans[a], &B[r], &C[r], ref[r]);
+                run_one(&c, &kk, A, plans[a], &B[r], &C[r], &ref[r]);
             }
     spx_spmm_plan *p = plans[SPX_SPMM_AUTO];
     tbuf Bx = {0}, Cx = {0};
@@ -240,7 +241,7 @@ static void plans_on(tmat *t, spx_memory mem)
     for (int r = 0; r < MAX_RUNS; r++) {
         tbuf_free(&B[r]);
         tbuf_free(&C[r]);
-        free(ref[r]);
+        free(ref[r].c);
     }
 }
 
@@ -329,7 +330,7 @@ static void rebuild_ref(tmat *t)
     spx_matrix_destroy(t->ref);
     t->ref = NULL;
     CHECK_OK(g_ctx, spx_matrix_astype(g_ctx, t->A, SPX_F64, SPX_INDEX_DEFAULT, &t->ref));
-    CHECK(csr_extents(t->A, &t->max_row, &t->max_col, &t->max_abs), "extents of a wrapped matrix");
+    tmat_measure(t);
 }
 
 static void check_touch(void)
@@ -518,10 +519,10 @@ static void mixed_memories(tmat *t)
                 expect_error(what, s, SPX_ERR_INVALID_ARGUMENT, SPX_ERR_INVALID_ARGUMENT, &C, mc);
             } else {
                 tcall kk = {PATH_EX, mc, SPX_SPMM_AUTO, SPX_PRECISION_EXACT, 0, ""};
-                double *ref = compute_ref(&c, &B, &C, c.runs[0]);
-                if (ref && settle(&c, &kk, s, &C))
-                    judge(&c, &kk, s, &B, &C, ref);
-                free(ref);
+                tref ref;
+                if (compute_ref(&c, &B, &C, c.runs[0], &ref) && settle(&c, &kk, s, &C))
+                    judge(&c, &kk, s, &B, &C, &ref);
+                free(ref.c);
             }
         }
         tbuf_free(&B);

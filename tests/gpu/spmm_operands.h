@@ -203,9 +203,10 @@ static spx_dense tbuf_dense(const tbuf *t, spx_memory mem)
 static int tbuf_reset(tbuf *t, spx_memory mem)
 {
     size_t bytes = (size_t)t->total * t->esize;
-    memcpy(t->work, t->init, bytes);
-    if (mem == SPX_MEM_HOST)
+    if (mem == SPX_MEM_HOST) {
+        memcpy(t->work, t->init, bytes);
         return 1;
+    }
 #ifdef SPX_HAVE_CUDA
     if (!t->dev && !cuda_ok(cudaMalloc(&t->dev, bytes), "cudaMalloc"))
         return 0;
@@ -274,10 +275,18 @@ static const char *tbuf_where(const tbuf *t, int64_t e, char *buf, size_t n)
     return buf;
 }
 
-/* How far a result is from the reference (tight row-major m x n doubles). */
+/* A reference result R (tight row-major m x n doubles) and ||Q||_F, the
+ * root-sum-square of the terms that make up each element of C (see
+ * spmm_harness.h): the size R has when its sums do not cancel. */
 typedef struct {
-    double fro;        /* ||C - R||_F / ||R||_F (absolute when R is 0) */
-    double maxrel;     /* max |C - R| / max |R| (absolute when R is 0) */
+    double *c;
+    double qnorm;
+} tref;
+
+/* How far a result is from the reference. */
+typedef struct {
+    double fro;        /* ||C - R||_F / max(||R||_F, ||Q||_F) (absolute when both are 0) */
+    double maxrel;     /* max |C - R| / max(max |R|, rms Q) (likewise) */
     int64_t nonfinite; /* NaN or Inf elements of C */
     int64_t wi, wj;    /* the first non-finite element, else the worst one (tbuf_locate) */
     double got, want;
@@ -285,8 +294,9 @@ typedef struct {
 
 /* Errors of the valid region of work against ref: the aggregates, in
  * parallel. wi/wj/got/want are filled by tbuf_locate, for failure reports. */
-static terr tbuf_compare(const tbuf *t, const double *ref)
+static terr tbuf_compare(const tbuf *t, const tref *R)
 {
+    const double *ref = R->c;
     terr r = {0, 0, 0, -1, -1, 0, 0};
     double num = 0, den = 0, maxd = 0, maxr = 0;
     int64_t nonfinite = 0;
@@ -312,14 +322,19 @@ static terr tbuf_compare(const tbuf *t, const double *ref)
         r.fro = r.maxrel = INFINITY;
         return r;
     }
+    int64_t count = t->rows * t->cols;
+    double q2 = R->qnorm * R->qnorm, qrms = count > 0 ? R->qnorm / sqrt((double)count) : 0;
+    den = den > q2 ? den : q2;
+    maxr = maxr > qrms ? maxr : qrms;
     r.fro = den > 0 ? sqrt(num / den) : sqrt(num);
     r.maxrel = maxr > 0 ? maxd / maxr : maxd;
     return r;
 }
 
 /* The first non-finite element, else the one furthest from the reference. */
-static void tbuf_locate(const tbuf *t, const double *ref, terr *r)
+static void tbuf_locate(const tbuf *t, const tref *R, terr *r)
 {
+    const double *ref = R->c;
     double maxd = -1;
     for (int64_t i = 0; i < t->rows; i++)
         for (int64_t j = 0; j < t->cols; j++) {

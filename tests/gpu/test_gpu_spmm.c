@@ -557,15 +557,15 @@ static void section(const char *name, void (*fn)(void))
 
 static void summary(void)
 {
-    printf("\n%-11s %7s %6s %5s  max relative error by class:", "algorithm", "passed", "skip",
-           "fail");
+    printf("\n%-11s %7s %6s %5s %6s  largest error by class:", "algorithm", "passed", "skip",
+           "fail", "/bound");
     for (int e = 0; e < EC_N; e++)
         printf(" %s", ec_names[e]);
     printf("\n");
     for (int a = 0; a < NALG; a++) {
         alg_stats *s = &g_stats[a];
-        printf("%-11s %7lld %6lld %5lld ", spx_spmm_alg_name((spx_spmm_alg)a), (long long)s->pass,
-               (long long)s->skip, (long long)s->fail);
+        printf("%-11s %7lld %6lld %5lld %6.3f ", spx_spmm_alg_name((spx_spmm_alg)a),
+               (long long)s->pass, (long long)s->skip, (long long)s->fail, s->worst_ratio);
         for (int e = 0; e < EC_N; e++)
             if (s->n_err[e])
                 printf(" %9.2e", s->max_err[e]);
