@@ -139,8 +139,8 @@ static void expect_error(const char *what, spx_status got, spx_status want, spx_
     snprintf(msg, sizeof msg, "%s", spx_last_error(g_ctx));
     g_error_checks++;
     if (got != want && got != want2)
-        TFAIL("%s: got %s (\"%s\"), expected %s%s%s", what, spx_status_name(got), msg,
-              spx_status_name(want), want2 != want ? " or " : "",
+        TFAIL("%s: got %s (\"%s\"), expected %s%s%s", what, spx_status_name(got),
+              got ? msg : "", spx_status_name(want), want2 != want ? " or " : "",
               want2 != want ? spx_status_name(want2) : "");
     else if (!msg[0])
         TFAIL("%s: %s without a message", what, spx_status_name(got));
@@ -149,7 +149,7 @@ static void expect_error(const char *what, spx_status got, spx_status want, spx_
     if (cmem == SPX_MEM_DEVICE)
         CHECK_OK(g_ctx, spx_ctx_synchronize(g_ctx));
     if (tbuf_fetch(C, cmem) && !tbuf_unchanged(C))
-        TFAIL("%s: C was modified by a call that failed", what);
+        TFAIL("%s: C was modified by a call that should fail", what);
 }
 
 /* Random B (k x nb) and NaN-poisoned C (m x nc), row-major, placed in their memories. */
