@@ -1,0 +1,617 @@
+/* GPU SpMM correctness: every algorithm of spx_spmm_alg, forced through
+ * spx_spmm_ex and through explicit plans, at every precision, against the ref
+ * backend (float64 accumulation), on generated matrices of every family, the
+ * shared real matrices, DLMC weights and hard shapes; deterministic mode;
+ * plan and bad-input behaviour. See tests/gpu/README.md.
+ *
+ * No GPU: exit 77 (skipped). SPX_GPU_TEST_BACKEND=cpu runs everything on the
+ * CPU backend (which ignores algorithm and precision and computes exactly),
+ * to exercise the checks themselves on a machine without a GPU. */
+#include "spmm_api_checks.h"
+
+#include <dirent.h>
+
+/* ---- generator families ------------------------------------------------------------ */
+
+/* The standard set of cases for one f32 matrix: the main case with a plan,
+ * narrow and odd n, and the transpose. */
+static void standard_cases(tmat *t)
+{
+    tcase c = case_make(t, SPX_OP_NONE, SPX_F32, 64);
+    case_plan_runs(&c);
+    run_case(&c, 0);
+    static const int64_t ns_full[] = {1, 7, 33}, ns_quick[] = {7};
+    const int64_t *ns = g_quick ? ns_quick : ns_full;
+    for (size_t i = 0; i < (g_quick ? 1u : 3u); i++) {
+        c = case_make(t, SPX_OP_NONE, SPX_F32, ns[i]);
+        run_case(&c, 0);
+    }
+    c = case_make(t, SPX_OP_TRANSPOSE, SPX_F32, g_quick ? 7 : 32);
+    run_case(&c, 0);
+}
+
+/* Cases for a matrix in a non-CSR format: op N and op T. */
+static void format_cases(tmat *t, int64_t n)
+{
+    tcase c = case_make(t, SPX_OP_NONE, SPX_F32, n);
+    run_case(&c, 0);
+    c = case_make(t, SPX_OP_TRANSPOSE, SPX_F32, 7);
+    run_case(&c, 0);
+}
+
+static void with_matrix(spx_matrix *A, spx_format fmt, const spx_format_params *fp,
+                        const char *name, void (*cases)(tmat *))
+{
+    tmat t;
+    if (tmat_make(&t, A, fmt, fp, name))
+        cases(&t);
+    tmat_free(&t);
+}
+
+static void cases_fmt64(tmat *t) { format_cases(t, 64); }
+static void cases_fmt33(tmat *t) { format_cases(t, 33); }
+
+static void sweep_generators(void)
+{
+    g_main_sweep = 1;
+    spx_matrix *A;
+    char name[160];
+    int64_t ur = pick(20001, 3001), uc = pick(16000, 2500), unz = pick(16, 8);
+    snprintf(name, sizeof name, "uniform %lld/row", (long long)unz);
+    A = NULL;
+    CHECK_OK(g_ctx, spx_gen_uniform(g_ctx, ur, uc, unz, next_seed(), SPX_F32, SPX_INDEX_DEFAULT,
+                                    &A));
+    with_matrix(A, SPX_CSR, NULL, name, standard_cases);
+    /* the same family in every other format */
+    static const spx_format other[] = {SPX_CSC, SPX_COO, SPX_SELL};
+    for (size_t f = 0; f < 3; f++) {
+        A = NULL;
+        CHECK_OK(g_ctx, spx_gen_uniform(g_ctx, ur, uc, unz, next_seed(), SPX_F32,
+                                        SPX_INDEX_DEFAULT, &A));
+        snprintf(name, sizeof name, "uniform %lld/row as %s", (long long)unz,
+                 spx_format_name(other[f]));
+        with_matrix(A, other[f], NULL, name, cases_fmt64);
+    }
+
+    int scale = (int)pick(14, 10);
+    A = NULL;
+    CHECK_OK(g_ctx, spx_gen_rmat(g_ctx, scale, 8, 0, 0, 0, next_seed(), SPX_F32, SPX_INDEX_DEFAULT,
+                                 &A));
+    snprintf(name, sizeof name, "rmat scale %d", scale);
+    with_matrix(A, SPX_CSR, NULL, name, standard_cases);
+    A = NULL;
+    CHECK_OK(g_ctx, spx_gen_rmat(g_ctx, scale, 8, 0, 0, 0, next_seed(), SPX_F32, SPX_INDEX_I64,
+                                 &A));
+    snprintf(name, sizeof name, "rmat scale %d, int64 indices", scale);
+    with_matrix(A, SPX_CSR, NULL, name, cases_fmt64);
+    spx_format_params sell = {.sell_c = 8, .sell_sigma = 64};
+    A = NULL;
+    CHECK_OK(g_ctx, spx_gen_rmat(g_ctx, scale, 8, 0.45, 0.15, 0.15, next_seed(), SPX_F32,
+                                 SPX_INDEX_DEFAULT, &A));
+    snprintf(name, sizeof name, "rmat scale %d as sell 8/64", scale);
+    with_matrix(A, SPX_SELL, &sell, name, cases_fmt64);
+
+    int64_t n2 = pick(150, 40), n3 = pick(28, 12);
+    A = NULL;
+    CHECK_OK(g_ctx, spx_gen_laplacian(g_ctx, 2, n2, SPX_F32, SPX_INDEX_DEFAULT, &A));
+    with_matrix(A, SPX_CSR, NULL, "laplacian 2D", standard_cases);
+    A = NULL;
+    CHECK_OK(g_ctx, spx_gen_laplacian(g_ctx, 3, n3, SPX_F32, SPX_INDEX_I64, &A));
+    with_matrix(A, SPX_CSR, NULL, "laplacian 3D i64", standard_cases);
+
+    int64_t br = pick(11999, 1999), bc = pick(10000, 1800);
+    A = NULL;
+    CHECK_OK(g_ctx, spx_gen_banded(g_ctx, br, bc, 4, 7, next_seed(), SPX_F32, SPX_INDEX_DEFAULT,
+                                   &A));
+    with_matrix(A, SPX_CSR, NULL, "banded -4..7", standard_cases);
+    spx_format_params sell32 = {.sell_c = 32, .sell_sigma = 128};
+    A = NULL;
+    CHECK_OK(g_ctx, spx_gen_banded(g_ctx, br, bc, 4, 7, next_seed(), SPX_F32, SPX_INDEX_DEFAULT,
+                                   &A));
+    with_matrix(A, SPX_SELL, &sell32, "banded -4..7 as sell 32/128", cases_fmt33);
+
+    int64_t sr = pick(4001, 1001), sc = pick(2999, 799);
+    A = NULL;
+    CHECK_OK(g_ctx, spx_gen_block_sparse(g_ctx, sr, sc, 16, 8, 0.015, next_seed(), SPX_F32,
+                                         SPX_INDEX_DEFAULT, &A));
+    with_matrix(A, SPX_CSR, NULL, "block sparse 16x8", standard_cases);
+    static const int64_t blocks[][2] = {{16, 8}, {4, 4}, {3, 5}};
+    for (size_t b = 0; b < 3; b++) {
+        spx_format_params fp = {.block_rows = blocks[b][0], .block_cols = blocks[b][1]};
+        A = NULL;
+        CHECK_OK(g_ctx, spx_gen_block_sparse(g_ctx, sr, sc, 16, 8, 0.015, next_seed(), SPX_F32,
+                                             SPX_INDEX_DEFAULT, &A));
+        snprintf(name, sizeof name, "block sparse 16x8 as bsr %lldx%lld", (long long)blocks[b][0],
+                 (long long)blocks[b][1]);
+        with_matrix(A, SPX_BSR, &fp, name, cases_fmt64);
+    }
+
+    A = NULL;
+    CHECK_OK(g_ctx, spx_gen_pruned(g_ctx, pick(1024, 256), pick(1536, 384), 0.9, next_seed(),
+                                   SPX_F32, SPX_INDEX_DEFAULT, &A));
+    with_matrix(A, SPX_CSR, NULL, "pruned 90%", standard_cases);
+    A = NULL;
+    CHECK_OK(g_ctx, spx_gen_nm(g_ctx, pick(512, 128), pick(1024, 256), 2, 4, next_seed(), SPX_F32,
+                               SPX_INDEX_DEFAULT, &A));
+    with_matrix(A, SPX_CSR, NULL, "2:4 structured", standard_cases);
+}
+
+/* ---- value types ---------------------------------------------------------------- */
+
+/* f64, f16 and bf16 throughout, and pattern A with every float B/C. */
+static void dtype_cases(tmat *t, spx_dtype dt)
+{
+    tcase c = case_make(t, SPX_OP_NONE, dt, 64);
+    case_plan_runs(&c);
+    run_case(&c, 0);
+    c = case_make(t, SPX_OP_NONE, dt, 7);
+    run_case(&c, 0);
+    c = case_make(t, SPX_OP_TRANSPOSE, dt, 33);
+    run_case(&c, 0);
+}
+
+static void sweep_dtypes(void)
+{
+    static const spx_dtype types[] = {SPX_F64, SPX_F16, SPX_BF16};
+    for (int fam = 0; fam < (g_quick ? 2 : 4); fam++) {
+        for (size_t d = 0; d <= 3; d++) {
+            int pattern = d == 3;
+            spx_dtype dt = pattern ? SPX_F32 : types[d];
+            spx_matrix *A = NULL;
+            const char *fname = "";
+            uint64_t seed = next_seed();
+            switch (fam) {
+            case 0:
+                fname = "uniform 12/row";
+                CHECK_OK(g_ctx, spx_gen_uniform(g_ctx, pick(5000, 1000), pick(4000, 900), 12, seed,
+                                                dt, SPX_INDEX_DEFAULT, &A));
+                break;
+            case 1:
+                fname = "rmat scale 12";
+                CHECK_OK(g_ctx, spx_gen_rmat(g_ctx, (int)pick(12, 9), 8, 0, 0, 0, seed, dt,
+                                             SPX_INDEX_DEFAULT, &A));
+                break;
+            case 2:
+                fname = "laplacian 2D";
+                CHECK_OK(g_ctx, spx_gen_laplacian(g_ctx, 2, 60, dt, SPX_INDEX_DEFAULT, &A));
+                break;
+            default:
+                fname = "block sparse 16x16";
+                CHECK_OK(g_ctx, spx_gen_block_sparse(g_ctx, 1000, 1000, 16, 16, 0.05, seed, dt,
+                                                     SPX_INDEX_DEFAULT, &A));
+                break;
+            }
+            if (pattern)
+                A = astype(A, SPX_PATTERN, SPX_INDEX_DEFAULT);
+            char name[160];
+            snprintf(name, sizeof name, "%s %s", fname, pattern ? "pattern" : spx_dtype_name(dt));
+            tmat t;
+            if (tmat_make(&t, A, SPX_CSR, NULL, name)) {
+                if (!pattern)
+                    dtype_cases(&t, dt);
+                else
+                    for (int v = 0; v < 4; v++) { /* pattern A with every float B/C */
+                        static const spx_dtype vt[] = {SPX_F32, SPX_F64, SPX_F16, SPX_BF16};
+                        tcase c = case_make(&t, v % 2 ? SPX_OP_TRANSPOSE : SPX_OP_NONE, vt[v], 33);
+                        run_case(&c, 0);
+                    }
+            }
+            tmat_free(&t);
+        }
+    }
+}
+
+/* ---- hard shapes -------------------------------------------------------------------- */
+
+static void run_shape(tmat *t, spx_op op, spx_dtype dt, int64_t n, int plan)
+{
+    tcase c = case_make(t, op, dt, n);
+    if (plan)
+        case_plan_runs(&c);
+    run_case(&c, 0);
+}
+
+static void shape_matrix(spx_matrix *A, const char *name, spx_format fmt,
+                         const spx_format_params *fp, const int64_t *ns, int nn)
+{
+    tmat t;
+    if (tmat_make(&t, A, fmt, fp, name))
+        for (int i = 0; i < nn; i++) {
+            run_shape(&t, SPX_OP_NONE, SPX_F32, ns[i], i == 0);
+            run_shape(&t, SPX_OP_TRANSPOSE, SPX_F32, ns[i], 0);
+        }
+    tmat_free(&t);
+}
+
+/* Operand layouts, leading dimensions, misaligned starts and alpha/beta on
+ * one mid-size matrix of value type dt. */
+static void layout_cases(tmat *t, spx_dtype dt)
+{
+    for (int v = 0; v < 6; v++) {
+        tcase c = case_make(t, v == 5 ? SPX_OP_TRANSPOSE : SPX_OP_NONE, dt, v == 4 ? 1 : 33);
+        c.lb = v & 1 ? SPX_COL_MAJOR : SPX_ROW_MAJOR;
+        c.lc = v & 2 ? SPX_COL_MAJOR : SPX_ROW_MAJOR;
+        c.pad_b = v == 0 ? 3 : v == 3 ? 7 : 0;
+        c.pad_c = v == 0 ? 5 : v == 3 ? 2 : 1;
+        c.off_b = v >= 3 ? 1 : 0; /* starts not 16-byte aligned */
+        c.off_c = v >= 3 ? 3 : 0;
+        if (v == 5)
+            c.lb = c.lc = SPX_COL_MAJOR;
+        run_case(&c, 0);
+    }
+    /* alpha and beta: both 0 over a NaN C; accumulate; alpha 0 */
+    tcase c = case_make(t, SPX_OP_NONE, dt, 16);
+    c.nruns = 3;
+    c.runs[0] = (trun){0.0, 0.0};
+    c.runs[1] = (trun){2.0, 1.0};
+    c.runs[2] = (trun){0.0, 0.75};
+    c.plan = 1;
+    c.pad_c = 2;
+    run_case(&c, 0);
+    /* alpha == 0 does not read B (as in BLAS): a NaN B must not leak */
+    c = case_make(t, SPX_OP_NONE, dt, 16);
+    c.nruns = 2;
+    c.runs[0] = (trun){0.0, 0.75};
+    c.runs[1] = (trun){0.0, 0.0};
+    c.nan_b_alpha0 = 1;
+    run_case(&c, 0);
+}
+
+static void hard_shapes(void)
+{
+    static const int64_t n_small[] = {7, 1}, n_mid[] = {64, 1000, 1}, n_one[] = {1, 7};
+    int64_t lens1 = 1, lens0 = 0;
+    /* 0 nnz, 1x1, a matrix of empty rows */
+    spx_matrix *A = build_random_rows(300, 200, 0, 0, 1, SPX_INDEX_I32);
+    shape_matrix(A, "300x200 no entries", SPX_CSR, NULL, n_small, 2);
+    shape_matrix(build_csr(1, 1, &lens1, SPX_INDEX_I32), "1x1", SPX_CSR, NULL, n_one, 2);
+    shape_matrix(build_csr(1, 1, &lens0, SPX_INDEX_I32), "1x1 no entries", SPX_CSR, NULL, n_one, 2);
+    A = build_random_rows(pick(5000, 1000), pick(4000, 900), 1, 40, 3, SPX_INDEX_I32);
+    shape_matrix(A, "2 of 3 rows empty", SPX_CSR, NULL, n_small, 2);
+    /* empty dimensions: 0 x 50 (no output), 50 x 0 (C = beta * C), N = 0 */
+    A = build_random_rows(0, 50, 0, 0, 1, SPX_INDEX_I32);
+    shape_matrix(A, "0x50", SPX_CSR, NULL, n_small, 2);
+    A = build_random_rows(50, 0, 0, 0, 1, SPX_INDEX_I32);
+    shape_matrix(A, "50x0", SPX_CSR, NULL, n_small, 2);
+    tmat t;
+    if (tmat_make(&t, build_random_rows(300, 200, 1, 9, 1, SPX_INDEX_I32), SPX_CSR, NULL,
+                  "300x200 with n = 0")) {
+        tcase c = case_make(&t, SPX_OP_NONE, SPX_F32, 0);
+        run_case(&c, 0);
+    }
+    tmat_free(&t);
+    /* one row holds half the nonzeros */
+    int64_t dn = pick(8192, 1024);
+    shape_matrix(build_dense_row(dn, dn / 2 + 1), "one dense row", SPX_CSR, NULL, n_mid,
+                 g_quick ? 1 : 3);
+    shape_matrix(astype(build_dense_row(dn, 3), SPX_DTYPE_DEFAULT, SPX_INDEX_I64),
+                 "one dense row i64", SPX_CSR, NULL, n_mid, 1);
+    if (!g_quick)
+        shape_matrix(build_dense_row(30000, 29999), "one dense row 30000", SPX_CSR, NULL, n_mid, 1);
+    /* a single row and a single column, full */
+    int64_t full = pick(5000, 500);
+    shape_matrix(build_csr(1, full, &full, SPX_INDEX_I32), "one full row", SPX_CSR, NULL, n_small,
+                 2);
+    int64_t *ones = malloc(sizeof(int64_t) * (size_t)full);
+    if (ones) {
+        for (int64_t i = 0; i < full; i++)
+            ones[i] = 1;
+        shape_matrix(build_csr(full, 1, ones, SPX_INDEX_I32), "one full column", SPX_CSR, NULL,
+                     n_small, 2);
+        free(ones);
+    }
+    /* n = 1, 7, 33, 1000 on a mid-size non-square matrix; int64 indices */
+    static const int64_t n_odd[] = {33, 1, 7, 1000};
+    shape_matrix(build_random_rows(3000, 2500, 0, 18, 1, SPX_INDEX_I32), "3000x2500 0..18/row",
+                 SPX_CSR, NULL, n_odd, g_quick ? 2 : 4);
+    shape_matrix(build_random_rows(3000, 2500, 0, 18, 1, SPX_INDEX_I64), "3000x2500 i64", SPX_CSR,
+                 NULL, n_odd, 2);
+    /* blocked formats whose blocks and slices do not divide the shape */
+    static const int64_t bsr_shapes[][2] = {{4, 4}, {3, 5}, {16, 16}};
+    for (size_t b = 0; b < 3; b++) {
+        spx_format_params fp = {.block_rows = bsr_shapes[b][0], .block_cols = bsr_shapes[b][1]};
+        char name[64];
+        snprintf(name, sizeof name, "1001x997 as bsr %lldx%lld", (long long)fp.block_rows,
+                 (long long)fp.block_cols);
+        shape_matrix(build_random_rows(1001, 997, 0, 12, 1, b == 1 ? SPX_INDEX_I64 : SPX_INDEX_I32),
+                     name, SPX_BSR, &fp, n_odd, 2);
+    }
+    static const int64_t sell_shapes[][2] = {{32, 64}, {8, 1}, {4, 1000}};
+    for (size_t s = 0; s < 3; s++) {
+        spx_format_params fp = {.sell_c = sell_shapes[s][0], .sell_sigma = sell_shapes[s][1]};
+        char name[64];
+        snprintf(name, sizeof name, "1001x997 as sell %lld/%lld", (long long)fp.sell_c,
+                 (long long)fp.sell_sigma);
+        shape_matrix(build_random_rows(1001, 997, 0, 30, 1, s == 1 ? SPX_INDEX_I64 : SPX_INDEX_I32),
+                     name, SPX_SELL, &fp, n_odd, 2);
+    }
+    /* layouts, leading dimensions, alignment, alpha/beta, in every float type */
+    static const spx_dtype types[] = {SPX_F32, SPX_F64, SPX_F16, SPX_BF16};
+    for (size_t d = 0; d < 4; d++) {
+        A = build_random_rows(pick(2000, 500), pick(1700, 400), 0, 24, 1, SPX_INDEX_I32);
+        if (types[d] != SPX_F32)
+            A = astype(A, types[d], SPX_INDEX_DEFAULT);
+        char name[64];
+        snprintf(name, sizeof name, "layouts %s", spx_dtype_name(types[d]));
+        if (tmat_make(&t, A, SPX_CSR, NULL, name))
+            layout_cases(&t, types[d]);
+        tmat_free(&t);
+    }
+}
+
+/* ---- real matrices ------------------------------------------------------------------ */
+
+typedef struct {
+    char **v;
+    size_t n, cap;
+} strlist;
+
+static void list_files(const char *dir, strlist *out)
+{
+    DIR *d = opendir(dir);
+    if (!d)
+        return;
+    struct dirent *e;
+    while ((e = readdir(d))) {
+        if (e->d_name[0] == '.' || !strcmp(e->d_name, "bad")) /* bad/: malformed on purpose */
+            continue;
+        size_t len = strlen(dir) + strlen(e->d_name) + 2;
+        char *p = malloc(len);
+        if (!p)
+            break;
+        snprintf(p, len, "%s/%s", dir, e->d_name);
+        size_t nl = strlen(p);
+        if (test_is_dir(p)) {
+            list_files(p, out);
+            free(p);
+        } else if ((nl > 4 && !strcmp(p + nl - 4, ".mtx")) ||
+                   (nl > 5 && !strcmp(p + nl - 5, ".smtx"))) {
+            if (out->n == out->cap) {
+                size_t cap = out->cap ? 2 * out->cap : 64;
+                char **v = realloc(out->v, cap * sizeof *v);
+                if (!v) {
+                    free(p);
+                    break;
+                }
+                out->v = v;
+                out->cap = cap;
+            }
+            out->v[out->n++] = p;
+        } else {
+            free(p);
+        }
+    }
+    closedir(d);
+}
+
+static int cmp_str(const void *a, const void *b)
+{
+    return strcmp(*(char *const *)a, *(char *const *)b);
+}
+
+/* One file of the data folder (name: its path below the folder): .mtx with
+ * n = 1, 7, 64 as f32 (pattern stays pattern; real files also as f64), .smtx
+ * (DLMC weights, seeded values) with n = 256. */
+static void data_file(const char *path, const char *name, size_t index)
+{
+    size_t len = strlen(path);
+    int smtx = len > 5 && !strcmp(path + len - 5, ".smtx");
+    if (g_quick && smtx && index % 4)
+        return;
+    spx_read_options ro = {0};
+    ro.seed = next_seed();
+    spx_matrix *A = NULL;
+    spx_status s = spx_matrix_read(g_ctx, path, &ro, &A);
+    if (s) {
+        TFAIL("%s: %s: %s", path, spx_status_name(s), spx_last_error(g_ctx));
+        return;
+    }
+    spx_matrix_info in;
+    CHECK_OK(g_ctx, spx_matrix_info_get(A, &in));
+    if (in.dtype == SPX_C64 || in.dtype == SPX_C128) {
+        printf("  %s: complex values, skipped (spx SpMM is real only)\n", name);
+        spx_matrix_destroy(A);
+        return;
+    }
+    spx_matrix *F = A;
+    if (in.dtype != SPX_PATTERN && in.dtype != SPX_F32) {
+        F = NULL;
+        CHECK_OK(g_ctx, spx_matrix_astype(g_ctx, A, SPX_F32, SPX_INDEX_DEFAULT, &F));
+    }
+    tmat t;
+    if (tmat_make(&t, F, SPX_CSR, NULL, name)) {
+        if (t.max_abs > F16_SAFE_MAX)
+            printf("  %s: values up to %.3g do not fit f16: precision f16 not run\n", name,
+                   t.max_abs);
+        static const int64_t ns[] = {1, 7, 64};
+        for (int i = smtx ? 2 : g_quick ? 1 : 0; i < 3; i++) {
+            tcase c = case_make(&t, SPX_OP_NONE, SPX_F32, smtx ? pick(256, 64) : ns[i]);
+            run_case(&c, 0);
+        }
+    }
+    tmat_free(&t);
+    if (F == A) /* tmat_make took it */
+        return;
+    if (in.dtype != SPX_F64 || g_quick) {
+        spx_matrix_destroy(A);
+        return;
+    }
+    char name64[200];
+    snprintf(name64, sizeof name64, "%s as f64", name);
+    if (tmat_make(&t, A, SPX_CSR, NULL, name64)) {
+        tcase c = case_make(&t, SPX_OP_NONE, SPX_F64, 7);
+        run_case(&c, 0);
+    }
+    tmat_free(&t);
+}
+
+static void sweep_data_files(void)
+{
+    const char *dir = test_shared_data_dir();
+    if (!dir) {
+        printf("  shared data folder not found (set SPX_DATA_DIR): real matrices skipped\n");
+        return;
+    }
+    strlist files = {0};
+    list_files(dir, &files);
+    qsort(files.v, files.n, sizeof *files.v, cmp_str);
+    if (!files.n)
+        printf("  no .mtx or .smtx files under %s: real matrices skipped\n", dir);
+    for (size_t i = 0; i < files.n; i++) {
+        data_file(files.v[i], files.v[i] + strlen(dir) + 1, i);
+        free(files.v[i]);
+    }
+    free(files.v);
+}
+
+/* ---- setup, summary ------------------------------------------------------------------ */
+
+/* < 0: go on; else the exit code (77: no GPU, skipped). */
+static int setup(void)
+{
+    const char *want = getenv("SPX_GPU_TEST_BACKEND");
+    spx_backend b = SPX_BACKEND_CUDA;
+    if (want && *want && (spx_backend_from_name(want, &b) != SPX_OK || b == SPX_BACKEND_AUTO)) {
+        fprintf(stderr, "test_gpu_spmm: SPX_GPU_TEST_BACKEND=%s: expected cuda, cpu or ref\n",
+                want);
+        return 1;
+    }
+    if (b == SPX_BACKEND_CUDA) {
+#ifdef SPX_HAVE_CUDA
+        int ndev = 0;
+        cudaError_t e = cudaGetDeviceCount(&ndev);
+        if (e != cudaSuccess || ndev == 0) {
+            printf("test_gpu_spmm: no CUDA device (%s): skipped (SPX_GPU_TEST_BACKEND=cpu runs "
+                   "the checks on the CPU backend)\n",
+                   e != cudaSuccess ? cudaGetErrorString(e) : "0 devices");
+            return 77;
+        }
+        if (!spx_backend_available(SPX_BACKEND_CUDA)) {
+            fprintf(stderr, "FAIL test_gpu_spmm: %d CUDA device(s) present, but "
+                            "spx_backend_available(SPX_BACKEND_CUDA) is 0\n", ndev);
+            return 1;
+        }
+#else
+        printf("test_gpu_spmm: spx built without CUDA: skipped\n");
+        return 77;
+#endif
+    }
+    g_cuda = b == SPX_BACKEND_CUDA;
+    if (spx_ctx_create(&g_ctx) || spx_ctx_create(&g_ref)) {
+        fprintf(stderr, "FAIL test_gpu_spmm: cannot create contexts\n");
+        return 1;
+    }
+    CHECK_OK(g_ctx, spx_ctx_set_backend(g_ctx, b));
+    CHECK_OK(g_ref, spx_ctx_set_backend(g_ref, SPX_BACKEND_REF));
+    if (test_failures)
+        return 1;
+    spx_ctx_set_progress(g_ctx, 0);
+    spx_ctx_set_progress(g_ref, 0);
+    printf("test_gpu_spmm: backend %s, %s sweep, SPX_TEST_SEED=%llu\n", spx_backend_name(b),
+           g_quick ? "quick" : "full", (unsigned long long)test_seed);
+    if (g_cuda) {
+        spx_device_info di;
+        memset(&di, 0, sizeof di);
+        CHECK_OK(g_ctx, spx_ctx_device_info(g_ctx, &di));
+        printf("  device %d: %s, sm_%d%d, %d SMs\n", di.device, di.name, di.cc_major, di.cc_minor,
+               di.sm_count);
+    }
+    return -1;
+}
+
+/* SPX_GPU_TEST_ONLY=key[,key...]: run the sections whose title starts with "key:". */
+static int section_selected(const char *name)
+{
+    const char *only = getenv("SPX_GPU_TEST_ONLY");
+    if (!only || !*only)
+        return 1;
+    size_t klen = strcspn(name, ":");
+    char buf[256];
+    snprintf(buf, sizeof buf, "%s", only);
+    for (char *save = NULL, *w = strtok_r(buf, ",", &save); w; w = strtok_r(NULL, ",", &save))
+        if (strlen(w) == klen && !strncmp(name, w, klen))
+            return 1;
+    return 0;
+}
+
+static void section(const char *name, void (*fn)(void))
+{
+    if (!section_selected(name))
+        return;
+    int64_t before = 0;
+    for (int a = 0; a < NALG; a++)
+        before += g_stats[a].pass + g_stats[a].skip + g_stats[a].fail;
+    int fails = test_failures;
+    int64_t checks = g_error_checks;
+    double t0 = now_s();
+    printf("%s\n", name);
+    fflush(stdout);
+    fn();
+    int64_t after = 0;
+    for (int a = 0; a < NALG; a++)
+        after += g_stats[a].pass + g_stats[a].skip + g_stats[a].fail;
+    printf("  -> %lld results, %lld error checks, %d failure(s), %.1f s\n",
+           (long long)(after - before), (long long)(g_error_checks - checks),
+           test_failures - fails, now_s() - t0);
+    fflush(stdout);
+}
+
+static void summary(void)
+{
+    printf("\n%-11s %7s %6s %5s %6s  largest error by class:", "algorithm", "passed", "skip",
+           "fail", "/bound");
+    for (int e = 0; e < EC_N; e++)
+        printf(" %s", ec_names[e]);
+    printf("\n");
+    for (int a = 0; a < NALG; a++) {
+        alg_stats *s = &g_stats[a];
+        printf("%-11s %7lld %6lld %5lld %6.3f ", spx_spmm_alg_name((spx_spmm_alg)a),
+               (long long)s->pass, (long long)s->skip, (long long)s->fail, s->worst_ratio);
+        for (int e = 0; e < EC_N; e++)
+            if (s->n_err[e])
+                printf(" %9.2e", s->max_err[e]);
+            else
+                printf(" %9s", "-");
+        printf("\n");
+    }
+    for (int a = 0; a < NALG; a++) {
+        alg_stats *s = &g_stats[a];
+        for (int i = 0; i < s->nmsg; i++)
+            printf("  skipped %s x%lld: %s\n", spx_spmm_alg_name((spx_spmm_alg)a),
+                   (long long)s->msg_count[i], s->msg[i]);
+        if (s->other_skips)
+            printf("  skipped %s x%lld for other reasons\n", spx_spmm_alg_name((spx_spmm_alg)a),
+                   (long long)s->other_skips);
+        if (g_main_sweep)
+            CHECK(s->main_ok, "algorithm %s never passed its main case (f32 CSR A, op N, row-major "
+                              "B and C, any precision)",
+                  spx_spmm_alg_name((spx_spmm_alg)a));
+    }
+}
+
+int main(void)
+{
+    test_init();
+    g_rng = test_seed ^ 0x9E3779B97F4A7C15ull;
+    const char *q = getenv("SPX_TEST_QUICK"), *v = getenv("SPX_GPU_TEST_VERBOSE");
+    g_quick = q && *q && strcmp(q, "0");
+    g_verbose = v && *v && strcmp(v, "0");
+    int r = setup();
+    if (r >= 0) {
+        spx_ctx_destroy(g_ctx);
+        spx_ctx_destroy(g_ref);
+        return r;
+    }
+    section("generated: matrices of every family and format (f32)", sweep_generators);
+    section("types: f64, f16, bf16, pattern A", sweep_dtypes);
+    section("shapes: hard shapes, layouts, alpha and beta", hard_shapes);
+    section("files: shared real matrices and DLMC weights", sweep_data_files);
+    section("determinism: bit-identical repeats", check_determinism);
+    section("plans: several on one matrix, misuse", check_plans);
+    section("touch: matrices changed in place", check_touch);
+    section("bad-input: shapes, types, memories, invalid matrices", check_bad_input);
+    summary();
+    spx_ctx_destroy(g_ctx);
+    spx_ctx_destroy(g_ref);
+    return test_finish("test_gpu_spmm");
+}
