@@ -13,6 +13,8 @@ static bool aligned16(const void *p) { return ((uintptr_t)p & 15u) == 0; }
 static spx_status run_kernels(spx_ctx *ctx, const cuda_plan *P, spx_cuda_dense_args *d)
 {
     spx_status s = SPX_OK;
+    if (d->alpha == 0.0) /* BLAS convention: A and B are not read, C = beta * C */
+        return spx__cuda_check(ctx, spx__cuda_scale(d, P->m), "scale kernel");
     switch (P->alg) {
     case SPX_SPMM_SELL:
         return spx__cuda_check(ctx, spx__cuda_launch_sell(&P->sell, spx__plan_group_for_n(P->n, P->dtype), d), "sell kernel");
