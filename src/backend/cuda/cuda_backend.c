@@ -169,11 +169,13 @@ static spx_status cuda_init(spx_ctx *ctx, void **state)
     struct cudaDeviceProp p;
     if ((s = spx__cuda_check(ctx, cudaGetDevice(&st->device), "selecting the device")) ||
         (s = spx__cuda_check(ctx, cudaGetDeviceProperties(&p, st->device), "reading device properties")) ||
-        (s = spx__cuda_check(ctx, cudaStreamCreateWithFlags(&st->own_stream, cudaStreamNonBlocking),
+        (s = spx__cuda_check(ctx, cudaStreamCreateWithFlags(&st->own_stream, cudaStreamDefault),
                              "creating a stream"))) {
         spx__free(st);
         return s;
     }
+    /* a blocking stream: it orders with the caller's work on the legacy default
+     * stream (plain cudaMemcpy), as cuSPARSE's and cuBLAS's default does */
     st->stream = st->own_stream;
     spx_device_info *in = &st->info;
     size_t nl = strnlen(p.name, sizeof in->name - 1);

@@ -55,6 +55,23 @@ __device__ __forceinline__ void load_v(const T *__restrict__ p, typename acc_of<
     }
 }
 
+// As load_v, through ordinary loads (shared memory).
+template <typename T, int V>
+__device__ __forceinline__ void load_plain(const T *p, typename acc_of<T>::type (&out)[V])
+{
+    if (V * sizeof(T) == 16) {
+        uint4 raw = *reinterpret_cast<const uint4 *>(p);
+        const T *e = reinterpret_cast<const T *>(&raw);
+#pragma unroll
+        for (int t = 0; t < V; t++)
+            out[t] = to_acc(e[t]);
+    } else {
+#pragma unroll
+        for (int t = 0; t < V; t++)
+            out[t] = to_acc(p[t]);
+    }
+}
+
 // Load the first `count` (< V) elements one by one, zeros after (edge of N).
 template <typename T, int V>
 __device__ __forceinline__ void load_partial(const T *__restrict__ p, int count,
@@ -62,7 +79,7 @@ __device__ __forceinline__ void load_partial(const T *__restrict__ p, int count,
 {
 #pragma unroll
     for (int t = 0; t < V; t++)
-        out[t] = t < count ? to_acc(__ldg(p + t)) : typename acc_of<T>::type(0);
+        out[t] = t < count ? to_acc(p[t]) : typename acc_of<T>::type(0);
 }
 
 // C[t] = alpha * acc[t] + beta * C[t] for t < count (beta == 0: C is not read).
@@ -104,6 +121,41 @@ __device__ __forceinline__ void fma_row(const T *__restrict__ brow, int count,
 #pragma unroll
     for (int t = 0; t < V; t++)
         acc[t] = fma(a, b[t], acc[t]);
+}
+
+// acc += vj[u] * B(cj[u], lane's V columns) for the first nvalid of U entries
+// already broadcast to this lane: all U loads are issued before the FMAs, so
+// U row segments are in flight at once. count: valid columns of this lane.
+// (SMEM: B lives in shared memory, always 16-byte aligned per lane.)
+template <typename T, int V, int U, bool SMEM = false>
+__device__ __forceinline__ void fma_rows(const T *__restrict__ bcol, int64_t ldb, const int (&cj)[U],
+                                         const typename acc_of<T>::type (&vj)[U], int nvalid, int count,
+                                         typename acc_of<T>::type (&acc)[V])
+{
+    typename acc_of<T>::type b[U][V];
+    if (count == V) {
+#pragma unroll
+        for (int u = 0; u < U; u++)
+            if (u < nvalid) {
+                if (SMEM)
+                    load_plain<T, V>(bcol + (int64_t)cj[u] * ldb, b[u]);
+                else
+                    load_v<T, V>(bcol + (int64_t)cj[u] * ldb, b[u]);
+            }
+    } else if (count > 0) {
+#pragma unroll
+        for (int u = 0; u < U; u++)
+            if (u < nvalid)
+                load_partial<T, V>(bcol + (int64_t)cj[u] * ldb, count, b[u]);
+    }
+    if (count <= 0)
+        return;
+#pragma unroll
+    for (int u = 0; u < U; u++)
+        if (u < nvalid)
+#pragma unroll
+            for (int t = 0; t < V; t++)
+                acc[t] = fma(vj[u], b[u][t], acc[t]);
 }
 
 // Dispatch on the value type and the vector width (1, or 16 bytes): CALL(T, V)

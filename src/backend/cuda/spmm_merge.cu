@@ -67,12 +67,15 @@ __device__ __forceinline__ void accumulate(const merge_params<T> &p, int64_t y0,
             v = a_value(p.vals, base + lane);
         }
         const int cnt = y1 - base >= 32 ? 32 : (int)(y1 - base);
-#pragma unroll 4
-        for (int j = 0; j < cnt; j++) {
-            const int cj = __shfl_sync(SPX_FULL_MASK, col, j);
-            const A vj = __shfl_sync(SPX_FULL_MASK, v, j);
-            if (count > 0)
-                fma_row<T, V>(bcol + (int64_t)cj * p.ldb, count, vj, acc);
+        for (int j0 = 0; j0 < cnt; j0 += 4) { /* four B row segments in flight */
+            int cj[4];
+            A vj[4];
+#pragma unroll
+            for (int u = 0; u < 4; u++) {
+                cj[u] = __shfl_sync(SPX_FULL_MASK, col, (j0 + u) & 31);
+                vj[u] = __shfl_sync(SPX_FULL_MASK, v, (j0 + u) & 31);
+            }
+            fma_rows<T, V, 4>(bcol, p.ldb, cj, vj, cnt - j0, count, acc);
         }
     }
 }

@@ -95,6 +95,44 @@ spx_status spx__plan_host_operand(spx_ctx *ctx, const spx_matrix *A, spx_op op, 
     return s;
 }
 
+spx_status spx__plan_host_csr(spx_ctx *ctx, const spx_matrix *A, spx_op op, const spx_matrix **csr,
+                              spx_matrix **tmp)
+{
+    spx_matrix *host = NULL, *t = NULL, *c = NULL;
+    spx_status s = SPX_OK;
+    *tmp = NULL;
+    if (A->memory == SPX_MEM_DEVICE) {
+        if ((s = spx__cuda_matrix_to_host(ctx, A, &host)))
+            return s;
+        A = host;
+    }
+    if (op == SPX_OP_TRANSPOSE && (s = spx_matrix_transpose(ctx, A, &t)))
+        goto done;
+    const spx_matrix *src = t ? t : A;
+    if (src->format != SPX_CSR && (s = spx_matrix_convert(ctx, src, SPX_CSR, NULL, &c)))
+        goto done;
+    if (c) {
+        *tmp = c;
+        *csr = c;
+        c = NULL;
+    } else if (t) {
+        *tmp = t;
+        *csr = t;
+        t = NULL;
+    } else if (host) {
+        *tmp = host;
+        *csr = host;
+        host = NULL;
+    } else {
+        *csr = A;
+    }
+done:
+    spx_matrix_destroy(c);
+    spx_matrix_destroy(t);
+    spx_matrix_destroy(host);
+    return s;
+}
+
 /* Upload a host compressed matrix as kernel CSR (int64 offsets, int32 indices).
  * The arrays are CSR of X where X has `rows` rows and `cols` columns. */
 spx_status spx__plan_upload_compressed(spx_ctx *ctx, cuda_plan *P, const spx_matrix *H, int64_t rows,
@@ -233,15 +271,16 @@ static int64_t choose_panel(const cuda_plan *P, int64_t l2_bytes, int64_t forced
     return panelled < 0.8 * direct ? w : 0;
 }
 
-/* TILED pays when a block of 64 rows hits every staged row of B a couple of
- * times (dense-ish rows over a short k, as in pruned weights) and N is wide
- * enough to fill a warp with 16-byte loads. */
+/* TILED pays when the rows of a block (128) read each row of the staged B
+ * panel at least twice on average (dense-ish rows over a short k, as in
+ * pruned weights) and the panel fits in shared memory. */
 static bool tiled_pays(const cuda_plan *P)
 {
-    if (P->m < 64 || P->k < 1 || P->n < 64)
+    if (P->m < TILED_ROWS_PER_BLOCK / 2 || P->k < 1 || P->n < 16 ||
+        !spx__cuda_tiled_columns(P->k, P->n, P->dtype, TILED_SMEM_BYTES))
         return false;
-    double hits = 64.0 * (double)P->csr.nnz / (double)P->m / (double)P->k;
-    return hits >= 2.0;
+    double reads_per_row = (double)TILED_ROWS_PER_BLOCK * (double)P->csr.nnz / (double)P->m / (double)P->k;
+    return reads_per_row >= 2.0;
 }
 
 /* Kernel per bin. Every bin shares one group of lanes sized to cover N (or
@@ -339,16 +378,24 @@ spx_status spx__cuda_spmm_plan_create(spx_ctx *ctx, const spx_spmm_args *a, void
                 s = spx__cuda_sync(ctx);
         }
         break;
-    case SPX_SPMM_TILED: s = prepare_csr(ctx, P, A, &P->csr); break;
+    case SPX_SPMM_TILED:
+        if (!(s = prepare_csr(ctx, P, A, &P->csr)) &&
+            !(P->tiled_cols = spx__cuda_tiled_columns(P->k, P->n, P->dtype, TILED_SMEM_BYTES)))
+            s = spx__fail(ctx, SPX_ERR_UNSUPPORTED,
+                          "tiled: a panel of B with %lld rows does not fit in %d KB of shared memory",
+                          (long long)P->k, TILED_SMEM_BYTES / 1024);
+        break;
     default: /* AUTO and the row kernels */
         if ((s = prepare_csr(ctx, P, A, &P->csr)))
             break;
         if (P->alg == SPX_SPMM_AUTO && tiled_pays(P)) {
             P->alg = SPX_SPMM_TILED;
+            P->tiled_cols = spx__cuda_tiled_columns(P->k, P->n, P->dtype, TILED_SMEM_BYTES);
             snprintf(why, sizeof why,
-                     "chosen because a block of 64 rows meets each staged row of B %.1f times on average "
-                     "(%.1f entries per row over %lld columns), so shared memory replaces most L2 reads",
-                     64.0 * (double)P->csr.nnz / (double)(P->m > 0 ? P->m : 1) / (double)P->k,
+                     "chosen because %d rows read each row of the staged B panel (%lld x %lld) %.1f times on "
+                     "average (%.1f entries per row over %lld columns): shared memory replaces most L2 reads",
+                     TILED_ROWS_PER_BLOCK, (long long)P->k, (long long)P->tiled_cols,
+                     (double)TILED_ROWS_PER_BLOCK * (double)P->csr.nnz / (double)(P->m > 0 ? P->m : 1) / (double)P->k,
                      (double)P->csr.nnz / (double)(P->m > 0 ? P->m : 1), (long long)P->k);
             break;
         }

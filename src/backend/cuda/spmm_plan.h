@@ -11,6 +11,8 @@
 #define MAX_OWNED 24
 #define MERGE_ITEMS_PER_WARP 256
 #define HUGE_ROW_WARPS 8
+#define TILED_SMEM_BYTES (64 * 1024) /* three blocks per SM */
+#define TILED_ROWS_PER_BLOCK 64
 
 typedef struct plan_bin {
     spx_spmm_alg alg; /* ROW_SPLIT, WARP_ROW or BLOCK_ROW */
@@ -34,6 +36,7 @@ typedef struct cuda_plan {
     plan_bin bins[NBINS];
     int group;                  /* lanes covering the columns in the row kernels (group x 16 bytes) */
     int64_t panel;              /* columns per tile of the row kernels (0: as wide as the group allows) */
+    int64_t tiled_cols;         /* TILED: columns of the B panel kept in shared memory */
     int64_t lower_bw, upper_bw; /* bandwidths of op(A) */
     int64_t mp_nwarps;
     int64_t *mp_row, *mp_nnz;
@@ -49,6 +52,10 @@ spx_status spx__plan_upload(spx_ctx *ctx, cuda_plan *P, void **out, const void *
  * (outer = 1); *tmp is set when a conversion or copy was made (caller frees). */
 spx_status spx__plan_host_operand(spx_ctx *ctx, const spx_matrix *A, spx_op op, int outer,
                                   const spx_matrix **csr, spx_matrix **tmp);
+/* A genuine host CSR matrix of op(A) (shape m x k), for conversions to
+ * other formats; *tmp as above. */
+spx_status spx__plan_host_csr(spx_ctx *ctx, const spx_matrix *A, spx_op op, const spx_matrix **csr,
+                              spx_matrix **tmp);
 /* Upload compressed arrays (offsets over `rows`, indices, values) as kernel CSR. */
 spx_status spx__plan_upload_compressed(spx_ctx *ctx, cuda_plan *P, const spx_matrix *H, int64_t rows,
                                        int64_t cols, spx_cuda_csr *out);

@@ -43,7 +43,7 @@ spx_status spx__plan_prepare_bsr(spx_ctx *ctx, cuda_plan *P, const spx_matrix *A
     }
     if (!(src->format == SPX_BSR && P->op == SPX_OP_NONE)) {
         const spx_matrix *H;
-        if ((s = spx__plan_host_operand(ctx, src, P->op, 0, &H, &tmp)))
+        if ((s = spx__plan_host_csr(ctx, src, P->op, &H, &tmp)))
             goto done;
         /* 16 x 16 blocks feed the tensor cores; take them unless they store
          * more than 4 values per entry, then 4 x 4 up to 8 per entry */
@@ -108,7 +108,7 @@ spx_status spx__plan_prepare_sell(spx_ctx *ctx, cuda_plan *P, const spx_matrix *
     if (!(src->format == SPX_SELL && P->op == SPX_OP_NONE)) {
         const spx_matrix *H;
         spx_format_params fp = {.sell_c = 32, .sell_sigma = 1024};
-        if ((s = spx__plan_host_operand(ctx, src, P->op, 0, &H, &tmp)) ||
+        if ((s = spx__plan_host_csr(ctx, src, P->op, &H, &tmp)) ||
             (s = spx_matrix_convert(ctx, H, SPX_SELL, &fp, &sell)))
             goto done;
         src = sell;
@@ -193,7 +193,7 @@ spx_status spx__plan_prepare_gather(spx_ctx *ctx, cuda_plan *P, const spx_matrix
                                                                                                           : SPX_BF16;
     const spx_matrix *H;
     spx_matrix *tmp = NULL;
-    spx_status s = spx__plan_host_operand(ctx, A, P->op, 0, &H, &tmp);
+    spx_status s = spx__plan_host_csr(ctx, A, P->op, &H, &tmp);
     if (s)
         return s;
     int64_t m = H->rows, ngroups = (m + 15) / 16, total = 0;

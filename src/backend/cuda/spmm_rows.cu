@@ -8,7 +8,7 @@
 // finds its segment (bin) from the block index. BLOCK_ROW puts several such
 // warps on one row and adds them through shared memory; SELL uses the same
 // loop over SELL-C-sigma slices.
-#include "backend/cuda/device_types.cuh"
+#include "backend/cuda/row_team.cuh"
 
 extern "C" {
 #include "backend/cuda/spmm_cuda.h"
@@ -38,63 +38,6 @@ template <typename T> struct rows_params {
     int64_t ldc;
     typename acc_of<T>::type alpha, beta;
 };
-
-__device__ __forceinline__ int64_t warp_max(int64_t v)
-{
-#pragma unroll
-    for (int o = 16; o > 0; o >>= 1) {
-        int64_t u = __shfl_xor_sync(SPX_FULL_MASK, v, o);
-        v = u > v ? u : v;
-    }
-    return v;
-}
-
-// acc += the team's share of sum_{q in row} A(q) * B(col(q), lane's columns).
-// Every lane of the warp calls this together (shuffles); lanes whose team has
-// fewer entries idle through the extra iterations.
-template <typename T, int V>
-__device__ __forceinline__ void team_accumulate(const rows_params<T> &p, int64_t start, int64_t len,
-                                                int64_t stride, int team, int G, const T *bcol, int count,
-                                                typename acc_of<T>::type (&acc)[V])
-{
-    typedef typename acc_of<T>::type A;
-    const int tl = (threadIdx.x & 31) & (team - 1), sub = tl / G, S = team / G;
-    const int64_t chunks = warp_max((len + team - 1) / team);
-    A part[V];
-#pragma unroll
-    for (int t = 0; t < V; t++)
-        part[t] = A(0);
-    for (int64_t c = 0; c < chunks; c++) {
-        const int64_t i = c * team + tl;
-        int col = 0;
-        A v = A(0);
-        if (i < len) {
-            const int64_t q = start + i * stride;
-            col = p.colidx[q];
-            v = a_value(p.vals, q);
-        }
-        const int64_t left = len - c * team;
-        const int cnt = left >= team ? team : (left > 0 ? (int)left : 0);
-        // this sub-group takes entries sub, sub + S, sub + 2S, ... of the chunk
-        const int mine = cnt > sub ? (cnt - sub + S - 1) / S : 0;
-        const int jmax = (int)__reduce_max_sync(SPX_FULL_MASK, (unsigned)mine);
-#pragma unroll 4
-        for (int j = 0; j < jmax; j++) {
-            const int src = j * S + sub;
-            const int cj = __shfl_sync(SPX_FULL_MASK, col, src, team);
-            const A vj = __shfl_sync(SPX_FULL_MASK, v, src, team);
-            if (j < mine && count > 0)
-                fma_row<T, V>(bcol + (int64_t)cj * p.ldb, count, vj, part);
-        }
-    }
-    for (int o = G; o < team; o <<= 1) // add the sub-groups' sums, same order every run
-#pragma unroll
-        for (int t = 0; t < V; t++)
-            part[t] += __shfl_xor_sync(SPX_FULL_MASK, part[t], o);
-#pragma unroll
-    for (int t = 0; t < V; t++)
-        acc[t] += part[t];
-}
 
 template <typename T, int V, bool SELL>
 __global__ void __launch_bounds__(256) rows_kernel(const rows_params<T> p)
@@ -129,7 +72,7 @@ __global__ void __launch_bounds__(256) rows_kernel(const rows_params<T> p)
 #pragma unroll
         for (int t = 0; t < V; t++)
             acc[t] = A(0);
-        team_accumulate<T, V>(p, start, len, stride, team, G, p.B + col0, count, acc);
+        team_accumulate<T, V, true>(p.colidx, p.vals, start, len, stride, team, G, p.B + col0, p.ldb, count, acc);
         if (row >= 0 && count > 0 && tl < G)
             store_epilogue<T, V>(p.C + row * p.ldc + col0, count, acc, p.alpha, p.beta);
     }
@@ -160,8 +103,12 @@ __global__ void __launch_bounds__(512) block_rows_kernel(const rows_params<T> p)
             acc[t] = A(0);
         for (int64_t c = warp; c < nchunks; c += nwarps) {
             const int64_t b = c * 32, l = len - b < 32 ? len - b : 32;
-            team_accumulate<T, V>(p, start + b, l, 1, 32, G, p.B + col0, count, acc);
+            team_accumulate<T, V, false>(p.colidx, p.vals, start + b, l, 1, 32, G, p.B + col0, p.ldb, count, acc);
         }
+        for (int o = G; o < 32; o <<= 1) // the warp's sub-groups, then the warps below
+#pragma unroll
+            for (int t = 0; t < V; t++)
+                acc[t] += __shfl_xor_sync(SPX_FULL_MASK, acc[t], o);
         if (lane < G)
 #pragma unroll
             for (int t = 0; t < V; t++)

@@ -1,10 +1,10 @@
-// TILED SpMM for matrices whose rows are dense enough that a block of 64 rows
-// touches most rows of B (pruned weights: k of a few thousand, 2-50% dense).
-// A block owns 64 rows x one column tile; it walks k in chunks of 64, staging
-// B[k0:k0+64, tile] in shared memory (coalesced 16-byte loads), and each warp
-// advances its 8 rows through their entries that fall in the chunk, reading B
-// from shared memory instead of L2. Exact arithmetic on CUDA cores.
-#include "backend/cuda/device_types.cuh"
+// TILED SpMM for matrices with a short inner dimension whose rows are dense
+// enough that many rows share each row of B (pruned weights: k of a few
+// thousand, 2-50% dense). A block copies a column panel of B, all k rows by
+// `tn` columns, into shared memory once (coalesced 16-byte loads), then its
+// warps run the row team loop over their rows reading B from shared memory
+// instead of L2. Exact arithmetic on CUDA cores.
+#include "backend/cuda/row_team.cuh"
 
 extern "C" {
 #include "backend/cuda/spmm_cuda.h"
@@ -12,112 +12,59 @@ extern "C" {
 
 namespace {
 
-constexpr int TILE_ROWS = 64, ROWS_PER_WARP = 8, KT = 64;
-
 template <typename T> struct tiled_params {
     const int64_t *rowptr;
     const int32_t *colidx;
     const T *vals;
-    int64_t m, k, n;
+    int64_t m, k, n, tn, rows_per_block;
     const T *B;
     int64_t ldb;
     T *C;
     int64_t ldc;
     typename acc_of<T>::type alpha, beta;
+    int vec_loads; // B may be read with 16-byte loads
 };
-
-// V elements from shared memory (one 16-byte load when V * sizeof(T) == 16).
-template <typename T, int V>
-__device__ __forceinline__ void load_shared(const T *p, typename acc_of<T>::type (&out)[V])
-{
-    if (V * sizeof(T) == 16) {
-        uint4 raw = *reinterpret_cast<const uint4 *>(p);
-        const T *e = reinterpret_cast<const T *>(&raw);
-#pragma unroll
-        for (int t = 0; t < V; t++)
-            out[t] = to_acc(e[t]);
-    } else {
-#pragma unroll
-        for (int t = 0; t < V; t++)
-            out[t] = to_acc(p[t]);
-    }
-}
 
 template <typename T, int V>
 __global__ void __launch_bounds__(256) tiled_kernel(const tiled_params<T> p)
 {
     typedef typename acc_of<T>::type A;
-    constexpr int TN = 32 * V; // columns per tile
-    __shared__ __align__(16) T bs[KT][TN];
-    const int lane = threadIdx.x & 31, warp = threadIdx.x >> 5;
-    const int64_t row0 = (int64_t)blockIdx.x * TILE_ROWS + warp * ROWS_PER_WARP;
-    const int64_t c0 = (int64_t)blockIdx.y * TN, col0 = c0 + lane * V;
-    const int count = p.n - col0 >= V ? V : (int)(p.n - col0);
-
-    int64_t pos[ROWS_PER_WARP], end[ROWS_PER_WARP];
-    A acc[ROWS_PER_WARP][V];
-#pragma unroll
-    for (int r = 0; r < ROWS_PER_WARP; r++) {
-        const int64_t row = row0 + r;
-        pos[r] = row < p.m ? p.rowptr[row] : 0;
-        end[r] = row < p.m ? p.rowptr[row + 1] : 0;
+    extern __shared__ __align__(16) unsigned char smem_raw[];
+    T *bs = reinterpret_cast<T *>(smem_raw); // [k][tn]
+    const int64_t tn = p.tn, c0 = (int64_t)blockIdx.y * tn, per_row = tn / V;
+    for (int64_t e = threadIdx.x; e < p.k * per_row; e += blockDim.x) {
+        const int64_t kr = e / per_row, cc = c0 + (e - kr * per_row) * V;
+        const int cnt = p.n - cc >= V ? V : (p.n - cc > 0 ? (int)(p.n - cc) : 0);
+        A tmp[V];
+        if (cnt == V && p.vec_loads)
+            load_v<T, V>(p.B + kr * p.ldb + cc, tmp);
+        else
+            load_partial<T, V>(p.B + kr * p.ldb + cc, cnt, tmp);
 #pragma unroll
         for (int t = 0; t < V; t++)
-            acc[r][t] = A(0);
+            bs[kr * tn + (cc - c0) + t] = from_acc<T>(tmp[t]);
     }
-    for (int64_t k0 = 0; k0 < p.k; k0 += KT) {
-        // stage B[k0 : k0 + KT, c0 : c0 + TN]; zeros outside B
-        for (int e = threadIdx.x; e < KT * 32; e += blockDim.x) {
-            const int kr = e / 32, v = e % 32;
-            const int64_t kk = k0 + kr, cc = c0 + v * V;
-            typename acc_of<T>::type tmp[V];
-            const int cnt = kk < p.k ? (p.n - cc >= V ? V : (p.n - cc > 0 ? (int)(p.n - cc) : 0)) : 0;
-            if (cnt == V)
-                load_v<T, V>(p.B + kk * p.ldb + cc, tmp);
-            else
-                load_partial<T, V>(p.B + kk * p.ldb + cc, cnt, tmp);
+    __syncthreads();
+    const int lane = threadIdx.x & 31, warp = threadIdx.x >> 5, nwarps = blockDim.x >> 5;
+    const int G = (int)per_row, glane = lane & (G - 1), sub = lane / G;
+    const int64_t col0 = c0 + (int64_t)glane * V;
+    const int count = p.n - col0 >= V ? V : (int)(p.n - col0);
+    const int64_t r_end = ((int64_t)blockIdx.x + 1) * p.rows_per_block < p.m ? ((int64_t)blockIdx.x + 1) * p.rows_per_block : p.m;
+    for (int64_t row = (int64_t)blockIdx.x * p.rows_per_block + warp; row < r_end; row += nwarps) {
+        A acc[V];
 #pragma unroll
-            for (int t = 0; t < V; t++)
-                bs[kr][v * V + t] = from_acc<T>(tmp[t]);
-        }
-        __syncthreads();
-        const int64_t k1 = k0 + KT;
-#pragma unroll
-        for (int r = 0; r < ROWS_PER_WARP; r++) {
-            // the row's entries with column < k1, 32 at a time
-            while (pos[r] < end[r]) {
-                const int64_t q = pos[r] + lane;
-                int col = q < end[r] ? p.colidx[q] : INT32_MAX;
-                const A v = q < end[r] ? a_value(p.vals, q) : A(0);
-                const unsigned in_chunk = __ballot_sync(SPX_FULL_MASK, col < k1);
-                const int cnt = __popc(in_chunk); // columns are sorted: a prefix
-                for (int j = 0; j < cnt; j++) {
-                    const int cj = __shfl_sync(SPX_FULL_MASK, col, j) - (int)k0;
-                    const A vj = __shfl_sync(SPX_FULL_MASK, v, j);
-                    if (count > 0) {
-                        A b[V];
-                        load_shared<T, V>(&bs[cj][lane * V], b);
-#pragma unroll
-                        for (int t = 0; t < V; t++)
-                            acc[r][t] = fma(vj, b[t], acc[r][t]);
-                    }
-                }
-                pos[r] += cnt;
-                if (cnt < 32)
-                    break; // the rest of the row lies beyond this chunk
-            }
-        }
-        __syncthreads();
+        for (int t = 0; t < V; t++)
+            acc[t] = A(0);
+        const int64_t start = p.rowptr[row];
+        team_accumulate<T, V, true, true>(p.colidx, p.vals, start, p.rowptr[row + 1] - start, 1, 32, G,
+                                          bs + glane * V, tn, count, acc);
+        if (sub == 0 && count > 0)
+            store_epilogue<T, V>(p.C + row * p.ldc + col0, count, acc, p.alpha, p.beta);
     }
-    if (count > 0)
-#pragma unroll
-        for (int r = 0; r < ROWS_PER_WARP; r++)
-            if (row0 + r < p.m)
-                store_epilogue<T, V>(p.C + (row0 + r) * p.ldc + col0, count, acc[r], p.alpha, p.beta);
 }
 
 template <typename T, int V>
-cudaError_t launch_t(const spx_cuda_csr *A, const spx_cuda_dense_args *d)
+cudaError_t launch_t(const spx_cuda_csr *A, int64_t tn, const spx_cuda_dense_args *d)
 {
     tiled_params<T> p = {};
     p.rowptr = A->rowptr;
@@ -126,31 +73,48 @@ cudaError_t launch_t(const spx_cuda_csr *A, const spx_cuda_dense_args *d)
     p.m = A->rows;
     p.k = A->cols;
     p.n = d->n;
+    p.tn = tn;
+    p.rows_per_block = 64; /* TILED_ROWS_PER_BLOCK of the planner */
     p.B = static_cast<const T *>(d->B);
     p.ldb = d->ldb;
     p.C = static_cast<T *>(d->C);
     p.ldc = d->ldc;
     p.alpha = (typename acc_of<T>::type)d->alpha;
     p.beta = (typename acc_of<T>::type)d->beta;
-    int64_t gx = (A->rows + TILE_ROWS - 1) / TILE_ROWS, gy = (d->n + 32 * V - 1) / (32 * V);
+    p.vec_loads = d->vec > 1;
+    if (tn % V || tn / V > 32 || (tn / V & (tn / V - 1)))
+        return cudaErrorInvalidValue;
+    size_t smem = (size_t)(A->cols * tn) * sizeof(T);
+    cudaError_t e = cudaFuncSetAttribute(tiled_kernel<T, V>, cudaFuncAttributeMaxDynamicSharedMemorySize, (int)smem);
+    if (e != cudaSuccess)
+        return e;
+    int64_t gx = (A->rows + p.rows_per_block - 1) / p.rows_per_block, gy = (d->n + tn - 1) / tn;
     if (gx > 0x7fffffff || gy > 65535)
         return cudaErrorInvalidConfiguration;
-    tiled_kernel<T, V><<<dim3((unsigned)gx, (unsigned)gy), 256, 0, d->stream>>>(p);
+    tiled_kernel<T, V><<<dim3((unsigned)gx, (unsigned)gy), 256, smem, d->stream>>>(p);
     return cudaGetLastError();
 }
 
 } // namespace
 
-extern "C" cudaError_t spx__cuda_launch_tiled(const spx_cuda_csr *A, const spx_cuda_dense_args *d)
+extern "C" int64_t spx__cuda_tiled_columns(int64_t k, int64_t n, spx_dtype dtype, int64_t smem_bytes)
+{
+    int64_t es = (int64_t)spx_dtype_size(dtype), vec = 16 / es, tn = 32 * vec;
+    while (tn > vec && (k * tn * es > smem_bytes || tn / 2 >= n))
+        tn /= 2;
+    return k * tn * es <= smem_bytes ? tn : 0;
+}
+
+extern "C" cudaError_t spx__cuda_launch_tiled(const spx_cuda_csr *A, int64_t tn, const spx_cuda_dense_args *d)
 {
     if (A->rows <= 0 || d->n <= 0)
         return cudaSuccess;
-    /* shared memory holds 16-byte vectors: the vector width is the tile's, whatever B's alignment */
+    /* the shared-memory panel is always laid out in 16-byte vectors */
     switch (d->dtype) {
-    case SPX_F32: return d->vec > 1 ? launch_t<float, 4>(A, d) : launch_t<float, 1>(A, d);
-    case SPX_F64: return d->vec > 1 ? launch_t<double, 2>(A, d) : launch_t<double, 1>(A, d);
-    case SPX_F16: return d->vec > 1 ? launch_t<__half, 8>(A, d) : launch_t<__half, 1>(A, d);
-    case SPX_BF16: return d->vec > 1 ? launch_t<__nv_bfloat16, 8>(A, d) : launch_t<__nv_bfloat16, 1>(A, d);
+    case SPX_F32: return launch_t<float, 4>(A, tn, d);
+    case SPX_F64: return launch_t<double, 2>(A, tn, d);
+    case SPX_F16: return launch_t<__half, 8>(A, tn, d);
+    case SPX_BF16: return launch_t<__nv_bfloat16, 8>(A, tn, d);
     default: return cudaErrorInvalidValue;
     }
 }
