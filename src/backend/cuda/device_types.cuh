@@ -83,13 +83,14 @@ __device__ __forceinline__ void load_partial(const T *__restrict__ p, int count,
 }
 
 // C[t] = alpha * acc[t] + beta * C[t] for t < count (beta == 0: C is not read).
+// vec: p may be accessed as one 16-byte vector when count == V.
 template <typename T, int V>
 __device__ __forceinline__ void store_epilogue(T *p, int count, const typename acc_of<T>::type (&acc)[V],
                                                typename acc_of<T>::type alpha,
-                                               typename acc_of<T>::type beta)
+                                               typename acc_of<T>::type beta, bool vec = true)
 {
     typedef typename acc_of<T>::type A;
-    if (V > 1 && count == V) {
+    if (V > 1 && count == V && vec) {
         uint4 raw;
         T *e = reinterpret_cast<T *>(&raw);
         if (beta != A(0))

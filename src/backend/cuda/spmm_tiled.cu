@@ -22,7 +22,7 @@ template <typename T> struct tiled_params {
     T *C;
     int64_t ldc;
     typename acc_of<T>::type alpha, beta;
-    int vec_loads; // B may be read with 16-byte loads
+    int vec_loads; // B and C may be accessed with 16-byte vectors
 };
 
 template <typename T, int V>
@@ -59,7 +59,7 @@ __global__ void __launch_bounds__(256) tiled_kernel(const tiled_params<T> p)
         team_accumulate<T, V, true, true>(p.colidx, p.vals, start, p.rowptr[row + 1] - start, 1, 32, G,
                                           bs + glane * V, tn, count, acc);
         if (sub == 0 && count > 0)
-            store_epilogue<T, V>(p.C + row * p.ldc + col0, count, acc, p.alpha, p.beta);
+            store_epilogue<T, V>(p.C + row * p.ldc + col0, count, acc, p.alpha, p.beta, p.vec_loads != 0);
     }
 }
 
