@@ -316,7 +316,9 @@ typedef struct spx_format_params {
  * same index and value types). COO results are sorted by (row, column) and
  * without duplicates. CSR -> BSR pads edge blocks with zeros; BSR -> CSR keeps
  * the explicit zeros stored inside blocks except in padding outside the matrix.
- * params may be NULL. */
+ * Every slot of a stored BSR block is an entry: a pattern matrix converted to
+ * BSR becomes the pattern of its blocks (convert values first, e.g. with
+ * spx_matrix_astype, to keep element-level zeros). params may be NULL. */
 SPX_API spx_status spx_matrix_convert(spx_ctx *ctx, const spx_matrix *A, spx_format to,
                                       const spx_format_params *params, spx_matrix **out);
 /* Change value and/or index type (SPX_DTYPE_DEFAULT / SPX_INDEX_DEFAULT keep

@@ -45,7 +45,9 @@ else
 fi
 
 # every test, GPU ones included
-if (cd build-gpu && ctest --output-on-failure -j 4 --timeout 900) > "$OUT/tests.log" 2>&1; then
+# (CTEST_REGEX limits the tests, e.g. "gpu" on a run that only changed GPU code)
+if (cd build-gpu && ctest --output-on-failure -j 4 --timeout 900 ${CTEST_REGEX:+-R "$CTEST_REGEX"}) \
+     > "$OUT/tests.log" 2>&1; then
   note "tests: $(grep -E 'tests passed|tests failed' "$OUT/tests.log" | tail -n 1)"
 else
   note "tests: FAILED: $(grep -E 'tests passed|tests failed' "$OUT/tests.log" | tail -n 1)"

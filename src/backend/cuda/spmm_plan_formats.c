@@ -58,6 +58,14 @@ spx_status spx__plan_prepare_bsr(spx_ctx *ctx, cuda_plan *P, const spx_matrix *A
             goto done;
         }
         spx_format_params fp = {.block_rows = bs, .block_cols = bs};
+        if (H->dtype == SPX_PATTERN) { /* blocks need explicit ones and zeros */
+            spx_matrix *valued = NULL;
+            if ((s = spx_matrix_astype(ctx, H, P->dtype, SPX_INDEX_DEFAULT, &valued)))
+                goto done;
+            spx_matrix_destroy(tmp);
+            tmp = valued;
+            H = valued;
+        }
         if ((s = spx_matrix_convert(ctx, H, SPX_BSR, &fp, &bsr)))
             goto done;
         snprintf(why, whylen, "converted to %lldx%lld blocks (%.2f stored values per entry)", (long long)bs,
