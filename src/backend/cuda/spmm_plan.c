@@ -271,16 +271,45 @@ static int64_t choose_panel(const cuda_plan *P, int64_t l2_bytes, int64_t forced
     return panelled < 0.8 * direct ? w : 0;
 }
 
-/* TILED pays when the rows of a block (128) read each row of the staged B
- * panel at least twice on average (dense-ish rows over a short k, as in
- * pruned weights) and the panel fits in shared memory. */
-static bool tiled_pays(const cuda_plan *P)
+/* AUTO takes merge path (equal work per warp, rows cut where needed) when
+ * the product is large and N fills a warp with 16-byte loads, or when long
+ * rows (more than bin_bounds[2] entries) hold a large share of the entries:
+ * measured on the H100-class parts, the binned row kernels win only on
+ * small or short-rowed matrices at narrow N. (TILED is not chosen
+ * automatically: it has not yet beaten merge path where it applies.) */
+static bool merge_pays(const cuda_plan *P, char *why, size_t whylen)
 {
-    if (P->m < TILED_ROWS_PER_BLOCK / 2 || P->k < 1 || P->n < 16 ||
-        !spx__cuda_tiled_columns(P->k, P->n, P->dtype, TILED_SMEM_BYTES))
-        return false;
-    double reads_per_row = (double)TILED_ROWS_PER_BLOCK * (double)P->csr.nnz / (double)P->m / (double)P->k;
-    return reads_per_row >= 2.0;
+    double nnz = (double)P->csr.nnz, work = nnz * (double)P->n;
+    double long_share = nnz > 0 ? (double)(P->bins[4].nnz + P->bins[5].nnz) / nnz : 0.0;
+    int wide = P->n * (int64_t)spx_dtype_size(P->dtype) >= 256;
+    if (wide && work >= 32e6) {
+        snprintf(why, whylen, "chosen because the product is large (nnz x N = %.3g) and N fills a warp with 16-byte loads",
+                 work);
+        return true;
+    }
+    if (nnz >= 1e6 && long_share > 0.3) {
+        snprintf(why, whylen, "chosen because rows longer than the large-bin bound hold %.0f%% of the entries",
+                 100.0 * long_share);
+        return true;
+    }
+    return false;
+}
+
+static spx_status prepare_merge(spx_ctx *ctx, cuda_plan *P)
+{
+    P->mp_nwarps = (P->m + P->csr.nnz + MERGE_ITEMS_PER_WARP - 1) / MERGE_ITEMS_PER_WARP;
+    if (P->mp_nwarps < 1)
+        P->mp_nwarps = 1;
+    size_t bytes = (size_t)(P->mp_nwarps + 1) * sizeof(int64_t);
+    spx_status s;
+    if ((s = spx__plan_alloc(ctx, P, (void **)&P->mp_row, bytes, "merge partition")) ||
+        (s = spx__plan_alloc(ctx, P, (void **)&P->mp_nnz, bytes, "merge partition")) ||
+        (s = spx__cuda_check(ctx,
+                             spx__cuda_merge_partition(&P->csr, MERGE_ITEMS_PER_WARP, P->mp_nwarps, P->mp_row,
+                                                       P->mp_nnz, spx__cuda(ctx)->stream),
+                             "merge partition kernel")))
+        return s;
+    return spx__cuda_sync(ctx);
 }
 
 /* Kernel per bin. Every bin shares one group of lanes sized to cover N (or
@@ -363,47 +392,20 @@ spx_status spx__cuda_spmm_plan_create(spx_ctx *ctx, const spx_spmm_args *a, void
     case SPX_SPMM_OUTER: s = spx__plan_prepare_outer(ctx, P, A); break;
     case SPX_SPMM_GATHER_TC: s = spx__plan_prepare_gather(ctx, P, A, why, sizeof why); break;
     case SPX_SPMM_MERGE_PATH:
-        if (!(s = prepare_csr(ctx, P, A, &P->csr))) {
-            P->mp_nwarps = (P->m + P->csr.nnz + MERGE_ITEMS_PER_WARP - 1) / MERGE_ITEMS_PER_WARP;
-            if (P->mp_nwarps < 1)
-                P->mp_nwarps = 1;
-            size_t bytes = (size_t)(P->mp_nwarps + 1) * sizeof(int64_t);
-            if (!(s = spx__plan_alloc(ctx, P, (void **)&P->mp_row, bytes, "merge partition")) &&
-                !(s = spx__plan_alloc(ctx, P, (void **)&P->mp_nnz, bytes, "merge partition")))
-                s = spx__cuda_check(ctx,
-                                    spx__cuda_merge_partition(&P->csr, MERGE_ITEMS_PER_WARP, P->mp_nwarps,
-                                                              P->mp_row, P->mp_nnz, spx__cuda(ctx)->stream),
-                                    "merge partition kernel");
-            if (!s)
-                s = spx__cuda_sync(ctx);
-        }
-        break;
-    case SPX_SPMM_TILED:
-        if (!(s = prepare_csr(ctx, P, A, &P->csr)) &&
-            !(P->tiled_cols = spx__cuda_tiled_columns(P->k, P->n, P->dtype, TILED_SMEM_BYTES)))
-            s = spx__fail(ctx, SPX_ERR_UNSUPPORTED,
-                          "tiled: a panel of B with %lld rows does not fit in %d KB of shared memory",
-                          (long long)P->k, TILED_SMEM_BYTES / 1024);
+        if (!(s = prepare_csr(ctx, P, A, &P->csr)))
+            s = prepare_merge(ctx, P);
         break;
     default: /* AUTO and the row kernels */
-        if ((s = prepare_csr(ctx, P, A, &P->csr)))
+        if ((s = prepare_csr(ctx, P, A, &P->csr)) || (s = build_bins(ctx, P, bounds)))
             break;
-        if (P->alg == SPX_SPMM_AUTO && tiled_pays(P)) {
-            P->alg = SPX_SPMM_TILED;
-            P->tiled_cols = spx__cuda_tiled_columns(P->k, P->n, P->dtype, TILED_SMEM_BYTES);
-            snprintf(why, sizeof why,
-                     "chosen because %d rows read each row of the staged B panel (%lld x %lld) %.1f times on "
-                     "average (%.1f entries per row over %lld columns): shared memory replaces most L2 reads",
-                     TILED_ROWS_PER_BLOCK, (long long)P->k, (long long)P->tiled_cols,
-                     (double)TILED_ROWS_PER_BLOCK * (double)P->csr.nnz / (double)(P->m > 0 ? P->m : 1) / (double)P->k,
-                     (double)P->csr.nnz / (double)(P->m > 0 ? P->m : 1), (long long)P->k);
+        if (P->alg == SPX_SPMM_AUTO && merge_pays(P, why, sizeof why)) {
+            P->alg = SPX_SPMM_MERGE_PATH;
+            s = prepare_merge(ctx, P);
             break;
         }
-        if (!(s = build_bins(ctx, P, bounds))) {
-            if (P->alg == SPX_SPMM_AUTO)
-                P->panel = choose_panel(P, spx__cuda(ctx)->info.l2_bytes, opts.panel_cols);
-            choose_bin_kernels(P);
-        }
+        if (P->alg == SPX_SPMM_AUTO)
+            P->panel = choose_panel(P, spx__cuda(ctx)->info.l2_bytes, opts.panel_cols);
+        choose_bin_kernels(P);
         break;
     }
     if (s) {

@@ -12,7 +12,6 @@
 #define MERGE_ITEMS_PER_WARP 256
 #define HUGE_ROW_WARPS 8
 #define TILED_SMEM_BYTES (64 * 1024) /* three blocks per SM */
-#define TILED_ROWS_PER_BLOCK 64
 
 typedef struct plan_bin {
     spx_spmm_alg alg; /* ROW_SPLIT, WARP_ROW or BLOCK_ROW */

@@ -74,7 +74,7 @@ cudaError_t launch_t(const spx_cuda_csr *A, int64_t tn, const spx_cuda_dense_arg
     p.k = A->cols;
     p.n = d->n;
     p.tn = tn;
-    p.rows_per_block = 64; /* TILED_ROWS_PER_BLOCK of the planner */
+    p.rows_per_block = 64;
     p.B = static_cast<const T *>(d->B);
     p.ldb = d->ldb;
     p.C = static_cast<T *>(d->C);
