@@ -232,6 +232,8 @@ static void test_big_rows(void)
         check_modes(what, SPX_SEMIRING_PLUS_PAIR, SPX_I64, Ai, Bi, oi);
         spx_matrix_destroy(Ai);
         spx_matrix_destroy(Bi);
+        spx_matrix_destroy(A);
+        spx_matrix_destroy(B);
     }
     /* banded operands: every row's span is small, so tables are dense */
     spx_matrix *A = NULL, *B = NULL;

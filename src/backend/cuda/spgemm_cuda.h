@@ -40,7 +40,7 @@ typedef struct spx_gemm_csr {
 typedef struct spx_gemm_status {
     long long bad_row; /* lowest row where an operator overflowed; LLONG_MAX if none */
     int changed;       /* an entry of the product was new to accum or changed its value */
-    int unused;
+    int internal;      /* a row's table filled up: the counts are wrong (a bug) */
 } spx_gemm_status;
 
 /* Statistics the binning kernel gathers (unsigned long long each). */

@@ -126,6 +126,9 @@ spx_status spx__gemm_check_status(spx_gemm *g, int *changed)
     spx_status s = spx__cuda_download(g->ctx, &h, g->d.status, sizeof h);
     if (s || (s = spx__cuda_sync(g->ctx)))
         return s;
+    if (h.internal)
+        return spx__fail(g->ctx, SPX_ERR_INTERNAL,
+                         "a SpGEMM row table filled up: its symbolic count was wrong");
     if (h.bad_row != LLONG_MAX) {
         int64_t j = -1;
         if ((s = spx__gemm_overflow_column(g, h.bad_row, &j)))

@@ -91,7 +91,8 @@ template <class SR> constexpr bool has_unordered()
 // Tables in device memory are read through L2 (__ldcg): other threads of the
 // block change them with atomics, which L1 does not see. Shared tables are
 // read as volatile so that no value is kept in a register across the writes
-// of other threads.
+// of other threads. Plain reads happen only after a barrier that orders them
+// after every write they can see.
 template <bool GLOB, typename T> __device__ __forceinline__ T ld(const T *p)
 {
     if constexpr (GLOB)
@@ -277,26 +278,24 @@ template <typename T> __device__ __forceinline__ uint32_t home(const table<T> &t
     return t.dense ? (uint32_t)(j - t.lo) : ((uint32_t)j * 2654435769u) >> t.shift;
 }
 
-// The slot of column j, claimed now (*fresh) or before.
-template <bool GLOB, typename T>
-__device__ __forceinline__ uint32_t claim(const table<T> &t, int32_t j, bool *fresh)
+// The slot of column j, claimed now (*fresh) or before. Probing only with
+// atomicCAS: no plain read races with another thread's claim. A table is
+// sized for its row and never fills; NO_SLOT (a bug) ends the probing
+// instead of spinning forever.
+constexpr uint32_t NO_SLOT = 0xffffffffu;
+template <typename T> __device__ __forceinline__ uint32_t claim(const table<T> &t, int32_t j, bool *fresh)
 {
     uint32_t s = home(t, j);
-    for (;;) {
-        int32_t k = ld<GLOB>(t.key + s);
-        if (k == EMPTY) {
-            k = atomicCAS(t.key + s, EMPTY, j);
-            if (k == EMPTY) {
-                *fresh = true;
-                return s;
-            }
-        }
-        if (k == j) {
-            *fresh = false;
+    *fresh = false;
+    for (uint32_t probes = 0; probes < t.S; probes++) {
+        const int32_t k = atomicCAS(t.key + s, EMPTY, j);
+        if (k == EMPTY || k == j) {
+            *fresh = k == EMPTY;
             return s;
         }
         s = (s + 1) & (t.S - 1); // only hash tables hold other keys
     }
+    return NO_SLOT;
 }
 
 // Whether column j has a slot (lookups run after every claim).
@@ -350,9 +349,11 @@ template <class SR> __device__ __forceinline__ int combine(typename SR::T *p, ty
     constexpr spx_semiring_kind K = SR::kind;
     constexpr bool MIN = K == SPX_SEMIRING_MIN_PLUS || K == SPX_SEMIRING_MIN_TIMES;
     constexpr bool MAX = K == SPX_SEMIRING_MAX_PLUS || K == SPX_SEMIRING_MAX_TIMES;
-    if constexpr (sizeof(T) == 1) { // or: every writer stores true
-        if (v)
-            *(volatile uint8_t *)p = 1;
+    if constexpr (sizeof(T) == 1) { // or: set the byte in its word
+        if (v) {
+            const uintptr_t a = (uintptr_t)p;
+            atomicOr((unsigned int *)(a & ~(uintptr_t)3), 1u << (8 * (a & 3)));
+        }
         return 0;
     } else if constexpr (std::is_floating_point<T>::value &&
                          (K == SPX_SEMIRING_PLUS_TIMES || K == SPX_SEMIRING_PLUS_PAIR)) {
@@ -376,10 +377,10 @@ template <class SR> __device__ __forceinline__ int combine(typename SR::T *p, ty
         else
             atomicMax((long long *)p, (long long)v);
         return 0;
-    } else { // float min/max, avos_sum: compare and swap
+    } else { // float min/max, avos_sum: compare and swap, first guessing the identity
         typedef typename word_of<T>::type W;
         W *w = (W *)p;
-        W old = *(volatile W *)w;
+        W old = to_word<W>(SR::identity());
         for (;;) {
             T z;
             if (SR::add(&z, from_word<T>(old), v))
@@ -655,10 +656,14 @@ __device__ void gemm_row(const spx_gemm_dev &d, int64_t i, unsigned char *tmem,
                     if (NUM && SR::mul(&prod, st.aval[e0], Bv ? Bv[q] : T(1)))
                         flag_overflow(d, i);
                     bool fresh;
-                    slot = claim<GLOB>(t, j, &fresh);
+                    slot = claim(t, j, &fresh);
                     claimed += fresh;
-                    if (NUM && !ORD && combine<SR>(t.val + slot, prod))
+                    if (slot == NO_SLOT) {
+                        d.status->internal = 1;
+                        act = false;
+                    } else if (NUM && !ORD && combine<SR>(t.val + slot, prod)) {
                         flag_overflow(d, i);
+                    }
                 }
             }
             if (NUM && ORD)
