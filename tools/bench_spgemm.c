@@ -15,16 +15,17 @@
 #include <string.h>
 
 static const char help_text[] =
-    "usage: spx bench spgemm [--data DIR] [--matrix FILE]... [--repeat R] [--warmup W]\n"
-    "         [--csv FILE] [--seed S] [--pedigree N] [--no-cusparse] [--no-closure]\n"
+    "usage: spx bench spgemm [--suite quick|full] [--data DIR] [--matrix FILE]... [--repeat R]\n"
+    "         [--warmup W] [--csv FILE] [--seed S] [--pedigree N] [--no-cusparse] [--no-closure]\n"
     "\n"
     "Times C = A A (A A^T for rectangular A), f32 plus-times, A and B in device memory:\n"
     "spx's SpGEMM in deterministic and fast mode against cusparseSpGEMM (DEFAULT, ALG2,\n"
     "ALG3), checks every result against cuSPARSE's, then times spx_avos_closure on a\n"
-    "generated pedigree. Without --matrix: 3D Laplacian 100^3, uniform 1M x 1M at 8 per\n"
-    "row, R-MAT scale 16 (edge factor 16), a pruned 2048 x 8192 layer (A A^T), every .mtx\n"
-    "of DIR/graphs and DIR/suitesparse and one DLMC transformer layer (A A^T).\n"
-    "  --repeat R     timed runs (default 10), --warmup W untimed runs first (default 2)\n"
+    "generated pedigree. Without --matrix (suite full, the default): 3D Laplacian 100^3,\n"
+    "uniform 1M x 1M at 8 per row, R-MAT scale 16 (edge factor 16), a pruned 2048 x 8192\n"
+    "layer (A A^T), every .mtx of DIR/graphs and DIR/suitesparse and one DLMC transformer\n"
+    "layer (A A^T); suite quick leaves out DIR/suitesparse and runs 5 times.\n"
+    "  --repeat R     timed runs (default 10, quick 5), --warmup W untimed runs first (2)\n"
     "  --pedigree N   individuals of the closure's pedigree (default 1048576)\n"
     "  --data DIR     the real-matrix folder (default $SPX_DATA_DIR)\n"
     "Progress goes to stderr, the log to stdout. Exit status 1 if a check failed.\n";
@@ -376,7 +377,9 @@ done:
 
 static void print_summary(const sg_summary *s, int n)
 {
-    printf("\nsummary (f32 plus-times, device operands; times are medians of device events):\n");
+    printf("\n== summary (spx bench spgemm): f32 plus-times, device operands; times are medians "
+           "of device events; x = cuSPARSE's best time / spx's time; memory = spx fast (work + C) "
+           "/ cuSPARSE default (work + C)\n");
     printf("  %-44s %10s %10s %10s %10s %-8s %7s %7s %7s\n", "matrix", "products", "nnz(C)",
            "spx det", "spx fast", "cusparse", "x fast", "x det", "memory");
     double lf = 0, ld = 0, lm = 0;
@@ -435,7 +438,7 @@ int cmd_bench_spgemm(int argc, char **argv)
 {
     cli_args a;
     int r = cli_parse(argc, argv, "no-cusparse|no-closure|help",
-                      "matrix|data|repeat|warmup|csv|seed|pedigree", &a);
+                      "suite|matrix|data|repeat|warmup|csv|seed|pedigree", &a);
     if (r)
         return r;
     if (cli_flag(&a, "help")) {
@@ -458,7 +461,14 @@ int cmd_bench_spgemm(int argc, char **argv)
         r = CLI_FAILED;
         goto done;
     }
-    if (!cli_i64(&a, "repeat", 10, &repeat) || !cli_i64(&a, "warmup", 2, &warmup) ||
+    const char *suite = cli_str(&a, "suite", "full");
+    if (strcmp(suite, "quick") && strcmp(suite, "full")) {
+        cli_usage_error("--suite expects quick or full, got '%s'", suite);
+        r = CLI_USAGE;
+        goto done;
+    }
+    const bool quick = !strcmp(suite, "quick");
+    if (!cli_i64(&a, "repeat", quick ? 5 : 10, &repeat) || !cli_i64(&a, "warmup", 2, &warmup) ||
         !cli_u64(&a, "seed", 1, &b->o.seed) || !cli_i64(&a, "pedigree", 1 << 20, &b->o.pedigree_n)) {
         r = CLI_USAGE;
         goto done;
@@ -482,7 +492,7 @@ int cmd_bench_spgemm(int argc, char **argv)
             n++;
         }
     if (n == 0)
-        n = sg_default_cases(b->o.data, cases, SG_MAX_CASES);
+        n = sg_default_cases(b->o.data, !quick, cases, SG_MAX_CASES);
     if (b->o.csv && !(b->csv = fopen(b->o.csv, "w"))) {
         fprintf(stderr, "spx bench spgemm: cannot write %s\n", b->o.csv);
         r = CLI_FAILED;

@@ -82,7 +82,8 @@ bool sg_cuda_ok(cudaError_t e, const char *what, char *msg);
 /* bench_spgemm_cases.c */
 bool sg_load(sg_bench *b, const sg_case *c, sg_mat *M, char *msg);
 void sg_mat_free(sg_mat *M);
-int sg_default_cases(const char *data, sg_case *cases, int max);
+/* The default products; `all` adds DATA/suitesparse. */
+int sg_default_cases(const char *data, bool all, sg_case *cases, int max);
 /* Pedigree of n individuals (see the function). */
 spx_status sg_pedigree(spx_ctx *ctx, int64_t n, uint64_t seed, spx_matrix **out);
 

@@ -52,7 +52,7 @@ static int add_folder(const char *data, const char *sub, sg_case *cases, int n, 
     return n;
 }
 
-int sg_default_cases(const char *data, sg_case *cases, int max)
+int sg_default_cases(const char *data, bool all, sg_case *cases, int max)
 {
     int n = 0;
     sg_case gen[] = {
@@ -67,7 +67,8 @@ int sg_default_cases(const char *data, sg_case *cases, int max)
     if (!data)
         return n;
     n = add_folder(data, "graphs", cases, n, max);
-    n = add_folder(data, "suitesparse", cases, n, max);
+    if (all)
+        n = add_folder(data, "suitesparse", cases, n, max);
     char path[4096];
     snprintf(path, sizeof path,
              "%.3000s/dnn/dlmc/transformer_magnitude_0.9/"

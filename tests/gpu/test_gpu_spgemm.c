@@ -701,7 +701,8 @@ int main(void)
                (double)clock() / CLOCKS_PER_SEC - t0);
         fflush(stdout);
     }
-    printf("  %lld products, %lld results compared\n", (long long)g_products, (long long)g_compared);
+    printf("spgemm gpu test (%s backend): %lld products, %lld results compared, %d failures\n",
+           spx_backend_name(want), (long long)g_products, (long long)g_compared, test_failures);
     spx_ctx_destroy(g_ctx);
     spx_ctx_destroy(g_ref);
     return test_finish("test_gpu_spgemm");
