@@ -735,6 +735,11 @@ typedef struct spx_spgemm_options {
  * A, B, mask and accum may be in any format (COO duplicates are an error:
  * no semiring combines them; for pattern-only uses they merge). The output
  * has int32 indices when A, B and accum do and its nnz fits, else int64.
+ * On the cuda backend A and B may both be in device memory (the result is
+ * then in device memory too), and the mask and accum in either memory; A
+ * and B in different memories are SPX_ERR_INVALID_ARGUMENT. The cuda
+ * backend reduces in k order (bit-identical to ref) in deterministic mode;
+ * in fast mode floating-point sums, min and max may combine in any order.
  * opts may be NULL. Errors leave *C untouched. */
 SPX_API spx_status spx_spgemm(spx_ctx *ctx, const spx_semiring *sr, const spx_matrix *A,
                               const spx_matrix *B, const spx_spgemm_options *opts,
@@ -753,7 +758,9 @@ SPX_API spx_status spx_spgemm_workspace_size(spx_ctx *ctx, const spx_semiring *s
  * A must be square, upper triangular, i32 or i64 with values >= -1, any
  * format (COO without duplicates). iterations (may be NULL) receives the
  * number of squarings, the last (unchanging) one included. A value that
- * does not fit the type is SPX_ERR_OVERFLOW. */
+ * does not fit the type is SPX_ERR_OVERFLOW. On the cuda backend the
+ * iterates stay in device memory; A in device memory gives C in device
+ * memory. */
 SPX_API spx_status spx_avos_closure(spx_ctx *ctx, const spx_matrix *A, spx_matrix **C,
                                     int *iterations);
 

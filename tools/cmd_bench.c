@@ -4,6 +4,7 @@
 #include "cli.h"
 
 #include <stdio.h>
+#include <string.h>
 
 #ifdef SPX_HAVE_CUDA
 #include "bench.h"
@@ -332,8 +333,11 @@ int cmd_bench(int argc, char **argv)
         fputs(help_text, stdout);
         return CLI_OK;
     }
+    if (argc >= 1 && !strcmp(argv[0], "spgemm"))
+        return cmd_bench_spgemm(argc - 1, argv + 1);
     if (argc < 1 || strcmp(argv[0], "spmm") != 0) {
-        cli_usage_error("expected 'spx bench spmm [OPTIONS]' ('spx bench help' lists them)");
+        cli_usage_error("expected 'spx bench spmm [OPTIONS]' or 'spx bench spgemm [OPTIONS]' "
+                        "('spx bench help', 'spx bench spgemm --help' list them)");
         return CLI_USAGE;
     }
     cli_args a;
@@ -394,8 +398,8 @@ done:
 
 int cmd_bench(int argc, char **argv)
 {
-    (void)argc;
-    (void)argv;
+    if (argc >= 1 && !strcmp(argv[0], "spgemm"))
+        return cmd_bench_spgemm(argc - 1, argv + 1);
     fprintf(stderr, "spx bench: this build has no CUDA support; configure with a CUDA toolkit "
                     "(-DSPX_ENABLE_CUDA=ON) to benchmark\n");
     return CLI_FAILED;

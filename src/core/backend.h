@@ -20,24 +20,30 @@ typedef struct spx_spmm_args {
 } spx_spmm_args;
 
 /* Arguments of C<mask> = [accum (+)] A (+.x) B, prepared by ops/spgemm.c:
- * A (m x k) and B (k x n) are valid host CSR matrices with one index type,
- * any transposition already applied; their values are of `type` or
- * SPX_PATTERN (every entry 1). For AVOS every value is >= -1. The product
- * applies mul(A(i,k), B(k,j)) in that operand order, reducing each C(i,j)
- * in increasing k (the first product is taken as is, later ones added). */
+ * A (m x k) and B (k x n) are valid CSR matrices, any transposition already
+ * applied; their values are of `type` or SPX_PATTERN (every entry 1). For
+ * AVOS every value is >= -1. The product applies mul(A(i,k), B(k,j)) in
+ * that operand order, reducing each C(i,j) in increasing k (the first
+ * product is taken as is, later ones added). Host backends get host
+ * matrices with one index type; the cuda backend may get A, B, M and accum
+ * in device memory and with any index types. */
 typedef struct spx_spgemm_args {
     spx_semiring_kind kind;
     spx_dtype type;             /* value type of the arithmetic and of C */
     const spx_semiring *custom; /* CUSTOM: the user's operators over `type` */
     const spx_matrix *A, *B;
     spx_mask_kind mask;         /* NONE, MATRIX or a triangle (complements folded in) */
-    const spx_matrix *M;        /* MATRIX: valid host CSR, m x n, pattern only */
+    const spx_matrix *M;        /* MATRIX: valid CSR, m x n, pattern only */
     int complement;             /* MATRIX: keep what M excludes; NONE: keep nothing */
-    const spx_matrix *accum;    /* NULL or valid host CSR, m x n, of `type` */
+    const spx_matrix *accum;    /* NULL or valid CSR, m x n, of `type` */
     int drop_identity;
     int64_t memory_budget;      /* the caller's limit on working memory (0: none) */
     int64_t operand_bytes;      /* working memory ops already holds (converted operands) */
     int64_t *workspace;         /* non-NULL: only store the working memory the call would use */
+    int deterministic;          /* reduce in k order even where a backend could reorder sums */
+    spx_memory out_memory;      /* where C goes: device when A and B are in device memory */
+    int *changed;               /* non-NULL (cuda, with accum): store whether C differs from
+                                   accum in pattern or values (the avos closure's test) */
     spx_matrix **C;             /* the result, set only on success */
 } spx_spgemm_args;
 

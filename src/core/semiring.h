@@ -139,10 +139,25 @@ SPX_HD int spx__avos_product(int64_t *z, int64_t x, int64_t y, int bits)
     SPX_HD int spx__pair_##S(T *z, T x, T y) { (void)x; (void)y; *z = 1; return 0; }           \
     SPX_HD T spx__ident_plus_##S(void) { return 0; }
 
+/* Float sums and products rounded one at a time. In device code nvcc would
+ * otherwise contract a product followed by a sum into one fused multiply-add
+ * (a single rounding), and results would differ from the host backends. */
+#ifdef __CUDA_ARCH__
+#define SPX__ADD_RN_f32(x, y) __fadd_rn(x, y)
+#define SPX__MUL_RN_f32(x, y) __fmul_rn(x, y)
+#define SPX__ADD_RN_f64(x, y) __dadd_rn(x, y)
+#define SPX__MUL_RN_f64(x, y) __dmul_rn(x, y)
+#else
+#define SPX__ADD_RN_f32(x, y) ((x) + (y))
+#define SPX__MUL_RN_f32(x, y) ((x) * (y))
+#define SPX__ADD_RN_f64(x, y) ((x) + (y))
+#define SPX__MUL_RN_f64(x, y) ((x) * (y))
+#endif
+
 #define SPX__FLOAT_OPS(S, T)                                                                     \
     SPX__REAL_OPS(S, T)                                                                          \
-    SPX_HD int spx__plus_##S(T *z, T x, T y) { *z = x + y; return 0; }                          \
-    SPX_HD int spx__times_##S(T *z, T x, T y) { *z = x * y; return 0; }                         \
+    SPX_HD int spx__plus_##S(T *z, T x, T y) { *z = SPX__ADD_RN_##S(x, y); return 0; }          \
+    SPX_HD int spx__times_##S(T *z, T x, T y) { *z = SPX__MUL_RN_##S(x, y); return 0; }         \
     SPX_HD T spx__ident_min_##S(void) { return (T)INFINITY; }                                   \
     SPX_HD T spx__ident_max_##S(void) { return -(T)INFINITY; }
 

@@ -6,12 +6,19 @@
  * place (the CSC arrays of A are the CSR arrays of A^T); a CSR matrix with
  * op transpose, a CSC one without, COO, BSR and SELL are converted once.
  * Further copies: OR_AND reads values as bool (other types are converted),
- * and when A and B have different index widths the int32 one is widened.
- * All of these copies count as working memory. */
+ * and when A and B have different index widths the int32 one is widened
+ * (host backends only). All of these copies count as working memory.
+ *
+ * Device operands (cuda backend): a device CSR read without transposition,
+ * or a device CSC read with it, reaches the backend in place; any other
+ * device operand, or one that needs converted values (OR_AND over non-bool
+ * values), is brought to the host once and prepared there. A and B share a
+ * memory, which is where the result goes. */
 #include <string.h>
 
 #include "core/semiring.h"
 #include "format/convert.h"
+#include "ops/spgemm_internal.h"
 
 #define LL(x) ((long long)(x))
 
@@ -39,7 +46,7 @@ static spx_matrix shallow(const spx_matrix *X)
     v.format = X->format;
     v.itype = X->itype;
     v.dtype = X->dtype;
-    v.memory = SPX_MEM_HOST;
+    v.memory = X->memory;
     v.rows = X->rows;
     v.cols = X->cols;
     v.nnz = X->nnz;
@@ -57,18 +64,48 @@ static int64_t compressed_bytes(const spx_matrix *X)
            X->nnz * (int64_t)spx_dtype_size(X->dtype);
 }
 
+static spx_status operand_make(spx_ctx *ctx, const spx_matrix *X, spx_op op, int pattern,
+                               const char *name, operand *o);
+
+/* A device operand that cannot be read in place: prepare its host copy,
+ * which the operand then owns unless preparing it made another copy. */
+static spx_status operand_from_device(spx_ctx *ctx, const spx_matrix *X, spx_op op, int pattern,
+                                      const char *name, operand *o)
+{
+    spx_matrix *h = NULL;
+    spx_status s = spx_matrix_to_host(ctx, X, &h);
+    if (s) {
+        spx__error_prefix(ctx, "matrix %s", name);
+        return s;
+    }
+    if ((s = operand_make(ctx, h, op, pattern, name, o))) {
+        spx_matrix_destroy(h);
+        return s;
+    }
+    if (o->copy) {
+        spx_matrix_destroy(h);
+    } else {
+        o->copy = h;
+        o->bytes = compressed_bytes(h);
+    }
+    return SPX_OK;
+}
+
 /* o->view = CSR of op(X); values dropped when `pattern`. COO duplicates are
  * an error unless only the pattern matters: no semiring combines them. */
 static spx_status operand_make(spx_ctx *ctx, const spx_matrix *X, spx_op op, int pattern,
                                const char *name, operand *o)
 {
     memset(o, 0, sizeof *o);
+    int trans = op == SPX_OP_TRANSPOSE;
+    if (X->memory == SPX_MEM_DEVICE &&
+        !((X->format == SPX_CSR && !trans) || (X->format == SPX_CSC && trans)))
+        return operand_from_device(ctx, X, op, pattern, name, o);
     spx_matrix base = shallow(X);
     if (pattern) {
         base.dtype = SPX_PATTERN;
         base.values = NULL;
     }
-    int trans = op == SPX_OP_TRANSPOSE;
     spx_matrix *csr = NULL;
     spx_status s = SPX_OK;
     switch (X->format) {
@@ -112,13 +149,31 @@ static spx_status operand_make(spx_ctx *ctx, const spx_matrix *X, spx_op op, int
     return SPX_OK;
 }
 
+/* A device view read in place, brought to the host (its values are needed
+ * here). */
+static spx_status operand_to_host(spx_ctx *ctx, operand *o, const char *name)
+{
+    spx_matrix *h = NULL;
+    spx_status s = spx_matrix_to_host(ctx, &o->view, &h);
+    if (s) {
+        spx__error_prefix(ctx, "matrix %s", name);
+        return s;
+    }
+    o->copy = h; /* a view read in place made no copy before */
+    o->bytes = compressed_bytes(h);
+    o->view = shallow(h);
+    return SPX_OK;
+}
+
 /* OR_AND reads truth values: any nonzero (or NaN) is true. */
-static spx_status operand_to_bool(spx_ctx *ctx, operand *o)
+static spx_status operand_to_bool(spx_ctx *ctx, operand *o, const char *name)
 {
     spx_matrix *v = &o->view;
     if (v->dtype == SPX_PATTERN || v->dtype == SPX_BOOL)
         return SPX_OK;
-    spx_status s = spx__alloc(ctx, &o->values, v->nnz, 1, "bool operand values");
+    spx_status s = v->memory == SPX_MEM_DEVICE ? operand_to_host(ctx, o, name) : SPX_OK;
+    if (s || (s = spx__alloc(ctx, &o->values, v->nnz, 1, "bool operand values")))
+        return s;
     if (s)
         return s;
     uint8_t *b = o->values;
@@ -149,12 +204,20 @@ static spx_status operand_widen(spx_ctx *ctx, operand *o)
     return SPX_OK;
 }
 
-/* Avos values are >= -1; name the first that is not, as an entry of X. */
-static spx_status check_avos_values(spx_ctx *ctx, const operand *o, spx_op op, const char *name)
+/* Avos values are >= -1; name the first that is not, as an entry of X
+ * (v holds the CSR of op(X)). */
+spx_status spx__spgemm_check_avos(spx_ctx *ctx, const spx_matrix *v, spx_op op, const char *name)
 {
-    const spx_matrix *v = &o->view;
     if (!v->values)
         return SPX_OK;
+    if (v->memory == SPX_MEM_DEVICE) { /* read a host copy */
+        spx_matrix *h = NULL;
+        spx_status s = spx_matrix_to_host(ctx, v, &h);
+        if (!s)
+            s = spx__spgemm_check_avos(ctx, h, op, name);
+        spx_matrix_destroy(h);
+        return s;
+    }
     for (int64_t i = 0; i < v->rows; i++) {
         int64_t e = spx__idx_get(v->offsets, v->itype, i + 1);
         for (int64_t p = spx__idx_get(v->offsets, v->itype, i); p < e; p++) {
@@ -232,14 +295,33 @@ static spx_status resolve_type(spx_ctx *ctx, const spx_semiring *sr, const spx_m
     return SPX_OK;
 }
 
-static spx_status check_input(spx_ctx *ctx, const spx_matrix *X, const char *name)
+spx_status spx__spgemm_check_input(spx_ctx *ctx, const spx_matrix *X, const char *name)
 {
     spx_status s = spx__check_matrix_arg(ctx, X, name);
-    if (!s)
-        s = spx__check_host(ctx, X, name);
-    if (!s && (s = spx__matrix_ensure_valid(ctx, X)))
-        spx__error_prefix(ctx, "matrix %s", name);
-    return s;
+    if (s)
+        return s;
+    if (X->memory != SPX_MEM_DEVICE) {
+        if ((s = spx__matrix_ensure_valid(ctx, X)))
+            spx__error_prefix(ctx, "matrix %s", name);
+        return s;
+    }
+    if (ctx->backend->kind != SPX_BACKEND_CUDA)
+        return spx__fail(ctx, SPX_ERR_UNSUPPORTED,
+                         "matrix %s is in device memory; the %s backend needs host memory "
+                         "(select the cuda backend)",
+                         name, ctx->backend->name);
+    if (ctx->validate && X->checked_version != X->version) { /* once per version, on a copy */
+        spx_matrix *h = NULL;
+        if (!(s = spx_matrix_to_host(ctx, X, &h)))
+            s = spx_matrix_check(ctx, h);
+        spx_matrix_destroy(h);
+        if (s) {
+            spx__error_prefix(ctx, "matrix %s", name);
+            return s;
+        }
+        ((spx_matrix *)X)->checked_version = X->version;
+    }
+    return SPX_OK;
 }
 
 static spx_status check_options(spx_ctx *ctx, const spx_spgemm_options *o)
@@ -287,7 +369,7 @@ static spx_status spgemm(spx_ctx *ctx, const spx_semiring *sr, const spx_matrix 
         return spx__fail(ctx, SPX_ERR_INVALID_ARGUMENT, "unknown semiring kind %d", (int)sr->kind);
     spx_spgemm_options o = opts ? *opts : (spx_spgemm_options){0};
     spx_status s;
-    if ((s = check_input(ctx, A, "A")) || (s = check_input(ctx, B, "B")) ||
+    if ((s = spx__spgemm_check_input(ctx, A, "A")) || (s = spx__spgemm_check_input(ctx, B, "B")) ||
         (s = check_options(ctx, &o)))
         return s;
     int ta = o.op_a == SPX_OP_TRANSPOSE, tb = o.op_b == SPX_OP_TRANSPOSE;
@@ -297,8 +379,13 @@ static spx_status spgemm(spx_ctx *ctx, const spx_semiring *sr, const spx_matrix 
         return spx__fail(ctx, SPX_ERR_SHAPE,
                          "inner dimensions differ: op(A) is %lld x %lld but op(B) is %lld x %lld",
                          LL(m), LL(k), LL(kb), LL(n));
+    if (A->memory != B->memory)
+        return spx__fail(ctx, SPX_ERR_INVALID_ARGUMENT,
+                         "matrix A is in %s memory and B in %s memory; they must share one",
+                         A->memory == SPX_MEM_DEVICE ? "device" : "host",
+                         B->memory == SPX_MEM_DEVICE ? "device" : "host");
     const spx_matrix *M = o.mask.kind == SPX_MASK_MATRIX ? o.mask.M : NULL;
-    if (M && (s = check_input(ctx, M, "mask M")))
+    if (M && (s = spx__spgemm_check_input(ctx, M, "mask M")))
         return s;
     if (M && (M->rows != m || M->cols != n))
         return spx__fail(ctx, SPX_ERR_SHAPE, "mask M is %lld x %lld but C is %lld x %lld",
@@ -307,7 +394,7 @@ static spx_status spgemm(spx_ctx *ctx, const spx_semiring *sr, const spx_matrix 
     if ((s = resolve_type(ctx, sr, A, B, &type)))
         return s;
     if (o.accum) {
-        if ((s = check_input(ctx, o.accum, "accum")))
+        if ((s = spx__spgemm_check_input(ctx, o.accum, "accum")))
             return s;
         if (o.accum->rows != m || o.accum->cols != n)
             return spx__fail(ctx, SPX_ERR_SHAPE, "accum is %lld x %lld but C is %lld x %lld",
@@ -339,12 +426,14 @@ static spx_status spgemm(spx_ctx *ctx, const spx_semiring *sr, const spx_matrix 
         goto free_a;
     if ((M && (s = operand_make(ctx, M, SPX_OP_NONE, 1, "mask M", &om))) ||
         (o.accum && (s = operand_make(ctx, o.accum, SPX_OP_NONE, 0, "accum", &oc))) ||
-        (to_bool && ((s = operand_to_bool(ctx, &oa)) || (s = operand_to_bool(ctx, &ob)))) ||
-        (oa.view.itype != ob.view.itype &&
+        (to_bool &&
+         ((s = operand_to_bool(ctx, &oa, "A")) || (s = operand_to_bool(ctx, &ob, "B")))) ||
+        (be->kind != SPX_BACKEND_CUDA && oa.view.itype != ob.view.itype &&
          (s = operand_widen(ctx, oa.view.itype == SPX_INDEX_I32 ? &oa : &ob))))
         goto free_all;
-    if (sr->kind == SPX_SEMIRING_AVOS && ((s = check_avos_values(ctx, &oa, o.op_a, "A")) ||
-                                          (s = check_avos_values(ctx, &ob, o.op_b, "B"))))
+    if (sr->kind == SPX_SEMIRING_AVOS &&
+        ((s = spx__spgemm_check_avos(ctx, &oa.view, o.op_a, "A")) ||
+         (s = spx__spgemm_check_avos(ctx, &ob.view, o.op_b, "B"))))
         goto free_all;
 
     int64_t backend_bytes = 0;
@@ -362,6 +451,9 @@ static spx_status spgemm(spx_ctx *ctx, const spx_semiring *sr, const spx_matrix 
         .memory_budget = o.memory_budget,
         .operand_bytes = oa.bytes + ob.bytes + om.bytes + oc.bytes,
         .workspace = workspace ? &backend_bytes : NULL,
+        .deterministic = o.mode == SPX_SPGEMM_DETERMINISTIC ||
+                         (o.mode == SPX_SPGEMM_AUTO && ctx->deterministic),
+        .out_memory = A->memory,
         .C = C,
     };
     s = be->spgemm(ctx, &args);

@@ -1,6 +1,7 @@
 /* The CUDA backend's frame: device selection, stream, device memory pool,
  * transfers, device copies of matrices, and its vtable. */
 #include "backend/cuda/cuda_common.h"
+#include "backend/cuda/spgemm_cuda.h"
 #include "backend/cuda/spmm_cuda.h"
 #include "format/matrix.h"
 
@@ -35,7 +36,7 @@ spx_status spx__cuda_launch_check(spx_ctx *ctx, const char *kernel)
 
 /* ---- pool ---- */
 
-static size_t round_size(size_t bytes)
+size_t spx__cuda_alloc_size(size_t bytes)
 {
     size_t r = (bytes + 511) & ~(size_t)511;
     return r ? r : 512;
@@ -44,7 +45,7 @@ static size_t round_size(size_t bytes)
 spx_status spx__cuda_alloc(spx_ctx *ctx, void **out, size_t bytes, const char *what)
 {
     spx_cuda_pool *pool = &spx__cuda(ctx)->pool;
-    size_t want = round_size(bytes);
+    size_t want = spx__cuda_alloc_size(bytes);
     /* best fit among cached blocks no more than twice the request */
     spx_cuda_block **best = NULL;
     for (spx_cuda_block **b = &pool->cached; *b; b = &(*b)->next)
@@ -339,6 +340,7 @@ const spx_backend_vtable spx__backend_cuda = {
     .available = cuda_available,
     .init = cuda_init,
     .fini = cuda_fini,
+    .spgemm = spx__cuda_spgemm,
     .spmm = spx__cuda_spmm,
     .spmm_plan_create = spx__cuda_spmm_plan_create,
     .spmm_plan_execute = spx__cuda_spmm_plan_execute,

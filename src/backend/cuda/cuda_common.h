@@ -50,6 +50,8 @@ spx_status spx__cuda_launch_check(spx_ctx *ctx, const char *kernel);
 /* Pool allocation (stream-ordered reuse on the context's single stream). */
 spx_status spx__cuda_alloc(spx_ctx *ctx, void **out, size_t bytes, const char *what);
 void spx__cuda_free(spx_ctx *ctx, void *p);
+/* Bytes the pool counts for a request of `bytes` (its rounding). */
+size_t spx__cuda_alloc_size(size_t bytes);
 void spx__cuda_pool_release(spx_cuda_pool *pool); /* frees every cached block */
 
 /* Long-lived device arrays not tied to a context (device copies of matrices,

@@ -1,0 +1,197 @@
+/* SpGEMM on the CUDA backend: what the host driver (spgemm_cuda*.c) and the
+ * kernels (spgemm_*.cu) share. The design is described in docs/SPGEMM.md
+ * ("The GPU kernel").
+ *
+ * Kernels read A, B, the mask M and accum as CSR with int64 offsets and
+ * int32 columns. Every row of C is computed by a group of threads (a warp,
+ * or a block of 256) with a table of its columns: a hash table, or a dense
+ * array over the row's column range when that is no larger. Tables live in
+ * shared memory, or for rows too large for it in regions of device memory,
+ * one per block of a persistent grid. Rows are binned by the size their
+ * table needs (an upper bound for the symbolic phase, the exact count for
+ * the numeric phase). C-compatible: .cu files include it inside extern "C". */
+#ifndef SPX_SPGEMM_CUDA_H
+#define SPX_SPGEMM_CUDA_H
+
+#include "backend/cuda/cuda_common.h"
+#include "core/backend.h"
+
+#ifdef __cplusplus
+extern "C" {
+#endif
+
+#ifdef __CUDACC__
+#define SPX_GEMM_HD __host__ __device__
+#else
+#define SPX_GEMM_HD
+#endif
+
+/* Entry point of the vtable. */
+spx_status spx__cuda_spgemm(spx_ctx *ctx, const spx_spgemm_args *args);
+
+/* A CSR operand on the device (ptr NULL: absent). val NULL: every entry 1. */
+typedef struct spx_gemm_csr {
+    const int64_t *ptr;
+    const int32_t *col;
+    const void *val;
+} spx_gemm_csr;
+
+/* Flags the kernels raise, in device memory. */
+typedef struct spx_gemm_status {
+    long long bad_row; /* lowest row where an operator overflowed; LLONG_MAX if none */
+    int changed;       /* an entry of the product was new to accum or changed its value */
+    int internal;      /* a row's table filled up: the counts are wrong (a bug) */
+} spx_gemm_status;
+
+/* Statistics the binning kernel gathers (unsigned long long each). */
+enum {
+    SPX_GEMM_STAT_ROWS = 0,        /* rows per bin, SPX_GEMM_MAX_BINS of them */
+    SPX_GEMM_STAT_SYM_SLOTS = 8,   /* largest table of a symbolic row in device memory */
+    SPX_GEMM_STAT_NUM_SLOTS = 9,   /* largest table a numeric row in device memory can need */
+    SPX_GEMM_STAT_NUM_ROWS = 10,   /* rows whose numeric table may need device memory */
+    SPX_GEMM_STAT_ROW_BOUND = 11,  /* largest bound on a row of C (product bound + accum row) */
+    SPX_GEMM_NSTATS = 12
+};
+
+/* Everything a kernel needs about one product, passed by value. */
+typedef struct spx_gemm_dev {
+    spx_gemm_csr A, B, M, acc; /* M: a matrix mask; acc: accum */
+    int64_t m, n;              /* rows of A, columns of B and C */
+    int mask;                  /* spx_mask_kind, complements of triangles folded in */
+    int complement;            /* MATRIX: keep what M excludes; NONE: keep nothing */
+    int drop;                  /* drop product entries equal to the add identity */
+    int out_wide;              /* C's column indices are int64 (else int32) */
+    /* per row */
+    int32_t *cap;  /* bound on the entries of the product's row (work pass) */
+    int32_t *rlo;  /* first column any product of the row reaches (work pass) */
+    int32_t *rhi;  /* last one + 1 (rlo = rhi = 0 without products) */
+    int32_t *cnt;  /* entries of the product's row (symbolic) */
+    int64_t *tot;  /* entries of C's row, m + 1 (symbolic; later reused) */
+    const int64_t *off; /* start of each row of C, m + 1 (the scan of tot) */
+    int64_t *act;  /* entries written per row when drop is set (else NULL) */
+    /* output: rows are written at off[i] - base */
+    int64_t base;
+    void *out_col, *out_val;
+    spx_gemm_status *status;
+} spx_gemm_dev;
+
+/* Row bins: 0 holds rows of size 0, 1..nshared rows whose table fits shared
+ * memory, nshared + 1 the rest (tables in device memory). */
+#define SPX_GEMM_MAX_BINS 7
+typedef struct spx_gemm_bins {
+    int nshared;
+    int64_t max_size[SPX_GEMM_MAX_BINS]; /* bin b: sizes in (max_size[b-1], max_size[b]] */
+    int group[SPX_GEMM_MAX_BINS];        /* threads per row: 32 or 256 */
+    uint32_t slots[SPX_GEMM_MAX_BINS];   /* table slots per row group */
+    int64_t num_smax;                    /* symbolic binning: the numeric phase's shared limit */
+} spx_gemm_bins;
+
+/* One launch of the row kernels over the rows rows[lo[b]..hi[b]) of each bin. */
+typedef struct spx_gemm_launch {
+    const int32_t *rows; /* row ids grouped by bin, increasing within a bin */
+    int64_t lo[SPX_GEMM_MAX_BINS], hi[SPX_GEMM_MAX_BINS];
+    spx_gemm_bins bins;
+    unsigned char *regions; /* tables in device memory: nregions of region_bytes */
+    int64_t region_bytes;
+    int nregions;
+    int ordered; /* numeric: combine each column's products in k order */
+    cudaStream_t stream;
+} spx_gemm_launch;
+
+/* Threads per block of every row kernel. */
+#define SPX_GEMM_BLOCK 256
+
+/* Table slots of a row of `size` entries: a hash table of at least twice
+ * the size (64 at least, a power of two), or the row's column range when
+ * that is no larger (a dense table). Never above 2^31: a row's range is
+ * below 2^31 and a larger hash table would be bigger than it. */
+static inline SPX_GEMM_HD int64_t spx__gemm_hash_slots(int64_t size)
+{
+    int64_t s = 64;
+    while (s < 2 * size)
+        s <<= 1;
+    return s;
+}
+static inline SPX_GEMM_HD int64_t spx__gemm_row_slots(int64_t size, int64_t range)
+{
+    int64_t h = spx__gemm_hash_slots(size);
+    return range > 0 && range <= h ? range : h;
+}
+
+/* Bytes of a table of S slots (values of vsz bytes when numeric; with the
+ * per-slot owner and has-value arrays when ordered), each array 16-aligned. */
+static inline SPX_GEMM_HD int64_t spx__gemm_round16(int64_t b) { return (b + 15) & ~(int64_t)15; }
+static inline SPX_GEMM_HD int64_t spx__gemm_table_bytes(int64_t S, int64_t vsz, int numeric,
+                                                        int ordered)
+{
+    int64_t b = spx__gemm_round16(4 * S); /* keys */
+    if (numeric)
+        b += spx__gemm_round16(vsz * S);
+    if (numeric && ordered)
+        b += spx__gemm_round16(4 * S) + spx__gemm_round16(S);
+    return b;
+}
+/* Bytes of a group's staging: G prefix ends, G offsets and 32 scan slots
+ * (int64), G values of vsz bytes. */
+static inline SPX_GEMM_HD int64_t spx__gemm_stage_bytes(int G, int64_t vsz)
+{
+    return spx__gemm_round16(8 * (2 * (int64_t)G + 32)) + spx__gemm_round16(vsz * G);
+}
+
+/* ---- launchers (spgemm_phases.cu) ---- */
+
+/* cap, rlo and rhi of every row. */
+cudaError_t spx__cuda_gemm_work(const spx_gemm_dev *d, cudaStream_t stream);
+/* bin[i] of every row by size[i]. Symbolic binning (numeric == 0) also sets
+ * cnt = 0 and tot = |accum row| for rows of size 0 and gathers every
+ * statistic; numeric binning counts rows only. stats (SPX_GEMM_NSTATS) must
+ * be zeroed by the caller. */
+cudaError_t spx__cuda_gemm_bin(const spx_gemm_dev *d, const int32_t *size,
+                               const spx_gemm_bins *bins, int numeric, unsigned char *bin,
+                               unsigned long long *stats, cudaStream_t stream);
+/* The symbolic row kernels: cnt and tot of the launch's rows. */
+cudaError_t spx__cuda_gemm_symbolic(const spx_gemm_dev *d, const spx_gemm_launch *L);
+/* out[0..n) = exclusive prefix sums of in[0..n) (int64); tmp as for CUB
+ * (query with tmp == NULL). */
+cudaError_t spx__cuda_gemm_scan(const int64_t *in, int64_t *out, int64_t n, void *tmp,
+                                size_t *tmp_bytes, cudaStream_t stream);
+/* For rows [r0, r1): out[2b], out[2b+1] = the positions in rows of bin b's
+ * first row >= r0 and >= r1 (bin b spans rows[start[b]..start[b+1])). */
+cudaError_t spx__cuda_gemm_chunk_ranges(const int32_t *rows, const int64_t *start, int nbins,
+                                        int64_t r0, int64_t r1, int64_t *out,
+                                        cudaStream_t stream);
+/* Move rows [r0, r1) of C down after drop_identity: row i's act[i] entries
+ * go from src (the chunk's entries as written, starting at off[r0]) to
+ * noff[i] of col/val. */
+cudaError_t spx__cuda_gemm_compact(const int64_t *off, const int64_t *noff, const int64_t *act,
+                                   int64_t r0, int64_t r1, const void *src_col,
+                                   const void *src_val, void *col, void *val, int wide,
+                                   int64_t vsz, cudaStream_t stream);
+
+/* Rows rows[0..n) have no products: copy their accum row to their place
+ * (values of vsz bytes) and set act. */
+cudaError_t spx__cuda_gemm_copy_rows(const spx_gemm_dev *d, const int32_t *rows, int64_t n,
+                                     int64_t vsz, cudaStream_t stream);
+
+/* ---- numeric launchers (spgemm_numeric*.cu) ---- */
+
+/* The numeric row kernels of semiring (kind, type) for the launch's rows
+ * (rows of bin 0 copy their accum row); cudaErrorInvalidValue for a pair
+ * without kernels. */
+cudaError_t spx__cuda_gemm_numeric(spx_semiring_kind kind, spx_dtype type, const spx_gemm_dev *d,
+                                   const spx_gemm_launch *L);
+cudaError_t spx__cuda_gemm_numeric_f32(spx_semiring_kind kind, const spx_gemm_dev *d,
+                                       const spx_gemm_launch *L);
+cudaError_t spx__cuda_gemm_numeric_f64(spx_semiring_kind kind, const spx_gemm_dev *d,
+                                       const spx_gemm_launch *L);
+cudaError_t spx__cuda_gemm_numeric_i32(spx_semiring_kind kind, const spx_gemm_dev *d,
+                                       const spx_gemm_launch *L);
+cudaError_t spx__cuda_gemm_numeric_i64(spx_semiring_kind kind, const spx_gemm_dev *d,
+                                       const spx_gemm_launch *L);
+cudaError_t spx__cuda_gemm_numeric_bool(spx_semiring_kind kind, const spx_gemm_dev *d,
+                                        const spx_gemm_launch *L);
+
+#ifdef __cplusplus
+}
+#endif
+#endif

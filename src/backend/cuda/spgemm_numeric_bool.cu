@@ -1,0 +1,8 @@
+// Numeric SpGEMM kernels over bool values (see spgemm_numeric.cuh).
+#include "backend/cuda/spgemm_numeric.cuh"
+
+extern "C" cudaError_t spx__cuda_gemm_numeric_bool(spx_semiring_kind kind, const spx_gemm_dev *d,
+                                                  const spx_gemm_launch *L)
+{
+    return spx_gemm::numeric_dispatch<uint8_t>(kind, d, L);
+}

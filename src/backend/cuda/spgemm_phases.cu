@@ -1,0 +1,311 @@
+// SpGEMM phases around the row kernels: the work bound of every row, binning
+// with the statistics that size the tables, the symbolic row kernels, scans,
+// per-chunk bin ranges, rows without products, and the compaction after
+// drop_identity.
+#include <cub/device/device_scan.cuh>
+
+#include "backend/cuda/spgemm_rows.cuh"
+
+namespace {
+
+using namespace spx_gemm;
+
+unsigned grid_for(int64_t threads)
+{
+    int64_t g = (threads + SPX_GEMM_BLOCK - 1) / SPX_GEMM_BLOCK;
+    return (unsigned)(g < 1 ? 1 : (g > 65536 ? 65536 : g));
+}
+
+__device__ __forceinline__ int64_t warp_sum(int64_t v)
+{
+#pragma unroll
+    for (int o = 16; o > 0; o >>= 1)
+        v += __shfl_xor_sync(SPX_GEMM_FULL, v, o);
+    return v;
+}
+__device__ __forceinline__ int32_t warp_min(int32_t v)
+{
+#pragma unroll
+    for (int o = 16; o > 0; o >>= 1)
+        v = min(v, __shfl_xor_sync(SPX_GEMM_FULL, v, o));
+    return v;
+}
+__device__ __forceinline__ int32_t warp_max(int32_t v)
+{
+#pragma unroll
+    for (int o = 16; o > 0; o >>= 1)
+        v = max(v, __shfl_xor_sync(SPX_GEMM_FULL, v, o));
+    return v;
+}
+
+// A warp per row: the products of the row under the mask's window (the
+// bound cap, also capped by the window and a plain mask row) and the span of
+// columns they reach.
+__global__ void __launch_bounds__(SPX_GEMM_BLOCK) work_kernel(const spx_gemm_dev d)
+{
+    const int lane = threadIdx.x & 31;
+    const int64_t warps = (int64_t)gridDim.x * (SPX_GEMM_BLOCK / 32);
+    for (int64_t i = ((int64_t)blockIdx.x * blockDim.x + threadIdx.x) >> 5; i < d.m; i += warps) {
+        int64_t mb = 0, me = 0;
+        if (d.M.ptr) {
+            mb = d.M.ptr[i];
+            me = d.M.ptr[i + 1];
+        }
+        int32_t lo, hi;
+        row_window(d, i, mb, me, &lo, &hi);
+        int64_t w = 0;
+        int32_t jmin = INT32_MAX, jmax = -1;
+        if (lo < hi) {
+            for (int64_t p = d.A.ptr[i] + lane, pe = d.A.ptr[i + 1]; p < pe; p += 32) {
+                const int32_t k = __ldg(d.A.col + p);
+                int64_t qb = __ldg(d.B.ptr + k), qe = __ldg(d.B.ptr + k + 1);
+                cut_row(d.B.col, &qb, &qe, lo, hi, d.n);
+                if (qb < qe) {
+                    w += qe - qb;
+                    jmin = min(jmin, __ldg(d.B.col + qb));
+                    jmax = max(jmax, __ldg(d.B.col + qe - 1));
+                }
+            }
+        }
+        w = warp_sum(w);
+        jmin = warp_min(jmin);
+        jmax = warp_max(jmax);
+        if (lane == 0) {
+            int64_t cap = w < hi - lo ? w : hi - lo;
+            if (d.mask == SPX_MASK_MATRIX && !d.complement && me - mb < cap)
+                cap = me - mb;
+            d.cap[i] = (int32_t)cap;
+            d.rlo[i] = w > 0 ? jmin : 0;
+            d.rhi[i] = w > 0 ? jmax + 1 : 0;
+        }
+    }
+}
+
+__device__ __forceinline__ bool stat_is_max(int s)
+{
+    return s == SPX_GEMM_STAT_SYM_SLOTS || s == SPX_GEMM_STAT_NUM_SLOTS ||
+           s == SPX_GEMM_STAT_ROW_BOUND;
+}
+
+__global__ void __launch_bounds__(SPX_GEMM_BLOCK)
+    bin_kernel(const spx_gemm_dev d, const int32_t *__restrict__ size, const spx_gemm_bins bins,
+               int numeric, unsigned char *bin, unsigned long long *stats)
+{
+    __shared__ unsigned long long s[SPX_GEMM_NSTATS];
+    if (threadIdx.x < SPX_GEMM_NSTATS)
+        s[threadIdx.x] = 0;
+    __syncthreads();
+    const int global = bins.nshared + 1;
+    for (int64_t i = (int64_t)blockIdx.x * blockDim.x + threadIdx.x; i < d.m;
+         i += (int64_t)gridDim.x * blockDim.x) {
+        const int64_t sz = size[i];
+        int b = 0;
+        if (sz > 0) {
+            b = global;
+            for (int c = bins.nshared; c >= 1; c--)
+                if (sz <= bins.max_size[c])
+                    b = c;
+        }
+        bin[i] = (unsigned char)b;
+        atomicAdd(&s[SPX_GEMM_STAT_ROWS + b], 1ull);
+        if (numeric)
+            continue;
+        const int64_t alen = d.acc.ptr ? d.acc.ptr[i + 1] - d.acc.ptr[i] : 0;
+        if (sz == 0) {
+            d.cnt[i] = 0;
+            d.tot[i] = alen;
+        } else {
+            const unsigned long long slots =
+                (unsigned long long)spx__gemm_row_slots(sz, (int64_t)d.rhi[i] - d.rlo[i]);
+            if (b == global)
+                atomicMax(&s[SPX_GEMM_STAT_SYM_SLOTS], slots);
+            if (sz > bins.num_smax) {
+                atomicMax(&s[SPX_GEMM_STAT_NUM_SLOTS], slots);
+                atomicAdd(&s[SPX_GEMM_STAT_NUM_ROWS], 1ull);
+            }
+        }
+        atomicMax(&s[SPX_GEMM_STAT_ROW_BOUND], (unsigned long long)(sz + alen));
+    }
+    __syncthreads();
+    const int t = threadIdx.x;
+    if (t < SPX_GEMM_NSTATS && s[t]) {
+        if (stat_is_max(t))
+            atomicMax(&stats[t], s[t]);
+        else
+            atomicAdd(&stats[t], s[t]);
+    }
+}
+
+// Bin b spans rows[start[b]..start[b+1]); find where rows r0 and r1 begin.
+struct bin_starts {
+    int64_t v[SPX_GEMM_MAX_BINS + 1];
+};
+
+__global__ void chunk_ranges_kernel(const int32_t *__restrict__ rows, const bin_starts start,
+                                    int nbins, int64_t r0, int64_t r1, int64_t *out)
+{
+    const int b = threadIdx.x;
+    if (b >= nbins)
+        return;
+    for (int h = 0; h < 2; h++) {
+        const int64_t want = h ? r1 : r0;
+        int64_t lo = start.v[b], hi = start.v[b + 1];
+        while (lo < hi) {
+            const int64_t mid = lo + ((hi - lo) >> 1);
+            if (rows[mid] < want)
+                lo = mid + 1;
+            else
+                hi = mid;
+        }
+        out[2 * b + h] = lo;
+    }
+}
+
+__device__ __forceinline__ void put_col(void *col, int wide, int64_t pos, int64_t j)
+{
+    if (wide)
+        ((int64_t *)col)[pos] = j;
+    else
+        ((int32_t *)col)[pos] = (int32_t)j;
+}
+
+// A warp per listed row: its accum row, unchanged, to its place in C.
+template <typename W>
+__global__ void __launch_bounds__(SPX_GEMM_BLOCK)
+    copy_rows_kernel(const spx_gemm_dev d, const int32_t *__restrict__ rows, int64_t n)
+{
+    const int lane = threadIdx.x & 31;
+    const int64_t warps = (int64_t)gridDim.x * (SPX_GEMM_BLOCK / 32);
+    for (int64_t x = ((int64_t)blockIdx.x * blockDim.x + threadIdx.x) >> 5; x < n; x += warps) {
+        const int64_t i = rows[x];
+        const int64_t ab = d.acc.ptr ? d.acc.ptr[i] : 0, ae = d.acc.ptr ? d.acc.ptr[i + 1] : 0;
+        const int64_t out0 = d.off[i] - d.base;
+        for (int64_t p = ab + lane; p < ae; p += 32) {
+            put_col(d.out_col, d.out_wide, out0 + p - ab, __ldg(d.acc.col + p));
+            ((W *)d.out_val)[out0 + p - ab] = ((const W *)d.acc.val)[p];
+        }
+        if (d.act && lane == 0)
+            d.act[i] = ae - ab;
+    }
+}
+
+// A warp per row of [r0, r1): act[i] entries from the chunk's copy to noff[i].
+template <typename W>
+__global__ void __launch_bounds__(SPX_GEMM_BLOCK)
+    compact_kernel(const int64_t *__restrict__ off, const int64_t *__restrict__ noff,
+                   const int64_t *__restrict__ act, int64_t r0, int64_t r1, const void *src_col,
+                   const W *__restrict__ src_val, void *col, W *val, int wide)
+{
+    const int lane = threadIdx.x & 31;
+    const int64_t warps = (int64_t)gridDim.x * (SPX_GEMM_BLOCK / 32);
+    const int64_t base = off[r0];
+    for (int64_t i = r0 + (((int64_t)blockIdx.x * blockDim.x + threadIdx.x) >> 5); i < r1; i += warps) {
+        const int64_t src = off[i] - base, dst = noff[i], len = act[i];
+        for (int64_t p = lane; p < len; p += 32) {
+            if (wide)
+                ((int64_t *)col)[dst + p] = ((const int64_t *)src_col)[src + p];
+            else
+                ((int32_t *)col)[dst + p] = ((const int32_t *)src_col)[src + p];
+            val[dst + p] = src_val[src + p];
+        }
+    }
+}
+
+} // namespace
+
+extern "C" cudaError_t spx__cuda_gemm_work(const spx_gemm_dev *d, cudaStream_t stream)
+{
+    if (d->m <= 0)
+        return cudaSuccess;
+    work_kernel<<<grid_for(d->m * 32), SPX_GEMM_BLOCK, 0, stream>>>(*d);
+    return cudaGetLastError();
+}
+
+extern "C" cudaError_t spx__cuda_gemm_bin(const spx_gemm_dev *d, const int32_t *size,
+                                          const spx_gemm_bins *bins, int numeric,
+                                          unsigned char *bin, unsigned long long *stats,
+                                          cudaStream_t stream)
+{
+    if (d->m <= 0)
+        return cudaSuccess;
+    bin_kernel<<<grid_for(d->m), SPX_GEMM_BLOCK, 0, stream>>>(*d, size, *bins, numeric, bin, stats);
+    return cudaGetLastError();
+}
+
+extern "C" cudaError_t spx__cuda_gemm_symbolic(const spx_gemm_dev *d, const spx_gemm_launch *L)
+{
+    return launch_rows<pattern_only, false, false>(d, L);
+}
+
+extern "C" cudaError_t spx__cuda_gemm_scan(const int64_t *in, int64_t *out, int64_t n, void *tmp,
+                                           size_t *tmp_bytes, cudaStream_t stream)
+{
+    return cub::DeviceScan::ExclusiveSum(tmp, *tmp_bytes, in, out, n, stream);
+}
+
+extern "C" cudaError_t spx__cuda_gemm_chunk_ranges(const int32_t *rows, const int64_t *start,
+                                                   int nbins, int64_t r0, int64_t r1, int64_t *out,
+                                                   cudaStream_t stream)
+{
+    if (nbins < 1 || nbins > SPX_GEMM_MAX_BINS)
+        return cudaErrorInvalidValue;
+    bin_starts s;
+    for (int b = 0; b <= nbins; b++)
+        s.v[b] = start[b];
+    chunk_ranges_kernel<<<1, 32, 0, stream>>>(rows, s, nbins, r0, r1, out);
+    return cudaGetLastError();
+}
+
+extern "C" cudaError_t spx__cuda_gemm_copy_rows(const spx_gemm_dev *d, const int32_t *rows,
+                                                int64_t n, int64_t vsz, cudaStream_t stream)
+{
+    if (n <= 0)
+        return cudaSuccess;
+    const unsigned grid = grid_for(n * 32);
+    switch (vsz) {
+    case 1: copy_rows_kernel<uint8_t><<<grid, SPX_GEMM_BLOCK, 0, stream>>>(*d, rows, n); break;
+    case 4: copy_rows_kernel<uint32_t><<<grid, SPX_GEMM_BLOCK, 0, stream>>>(*d, rows, n); break;
+    case 8: copy_rows_kernel<uint64_t><<<grid, SPX_GEMM_BLOCK, 0, stream>>>(*d, rows, n); break;
+    default: return cudaErrorInvalidValue;
+    }
+    return cudaGetLastError();
+}
+
+extern "C" cudaError_t spx__cuda_gemm_compact(const int64_t *off, const int64_t *noff,
+                                              const int64_t *act, int64_t r0, int64_t r1,
+                                              const void *src_col, const void *src_val, void *col,
+                                              void *val, int wide, int64_t vsz, cudaStream_t stream)
+{
+    if (r1 <= r0)
+        return cudaSuccess;
+    const unsigned grid = grid_for((r1 - r0) * 32);
+    switch (vsz) {
+    case 1:
+        compact_kernel<uint8_t><<<grid, SPX_GEMM_BLOCK, 0, stream>>>(
+            off, noff, act, r0, r1, src_col, (const uint8_t *)src_val, col, (uint8_t *)val, wide);
+        break;
+    case 4:
+        compact_kernel<uint32_t><<<grid, SPX_GEMM_BLOCK, 0, stream>>>(
+            off, noff, act, r0, r1, src_col, (const uint32_t *)src_val, col, (uint32_t *)val, wide);
+        break;
+    case 8:
+        compact_kernel<uint64_t><<<grid, SPX_GEMM_BLOCK, 0, stream>>>(
+            off, noff, act, r0, r1, src_col, (const uint64_t *)src_val, col, (uint64_t *)val, wide);
+        break;
+    default: return cudaErrorInvalidValue;
+    }
+    return cudaGetLastError();
+}
+
+extern "C" cudaError_t spx__cuda_gemm_numeric(spx_semiring_kind kind, spx_dtype type,
+                                              const spx_gemm_dev *d, const spx_gemm_launch *L)
+{
+    switch (type) {
+    case SPX_F32: return spx__cuda_gemm_numeric_f32(kind, d, L);
+    case SPX_F64: return spx__cuda_gemm_numeric_f64(kind, d, L);
+    case SPX_I32: return spx__cuda_gemm_numeric_i32(kind, d, L);
+    case SPX_I64: return spx__cuda_gemm_numeric_i64(kind, d, L);
+    case SPX_BOOL: return spx__cuda_gemm_numeric_bool(kind, d, L);
+    default: return cudaErrorInvalidValue;
+    }
+}

@@ -1,0 +1,762 @@
+// The SpGEMM row kernel: one group of G threads (a warp, or a block of 256)
+// computes one row of C with a table of its columns, in either phase.
+//
+// Products. The group takes A(i,:) G entries at a time; for each it cuts
+// B(k,:) to the mask's column window (binary search) and a group scan turns
+// the lengths into a flat list of the chunk's products, so the threads take
+// consecutive products whatever the lengths of the rows of B. A matrix mask
+// is tested per product by binary search in M(i,:).
+//
+// Table. Keys are claimed with atomicCAS (hash: linear probing from a
+// multiplicative hash; dense: the slot is the column minus the row's first).
+// Symbolic: the count of claims is the row's size. Numeric, unordered: values
+// start at the add identity and products combine atomically (exact for the
+// semirings and modes that allow it, see spx__cuda_gemm_numeric). Numeric,
+// ordered: a round's products (consecutive in k order) are applied to each
+// slot in increasing k: the earliest pending product of each slot wins an
+// atomicMin on the slot's owner word, is applied, and the round repeats until
+// none is pending. The first product of a column is stored as is, later ones
+// added: the reduction of every C(i,j) is exactly the ref backend's.
+//
+// Output (numeric). Slots are compacted in order (dense tables are then
+// sorted already; hash tables are bitonic-sorted), identities dropped if
+// asked, and the row is merged with accum's row by binary searches and
+// group scans that give every entry its position.
+#ifndef SPX_SPGEMM_ROWS_CUH
+#define SPX_SPGEMM_ROWS_CUH
+
+#include <cuda_runtime.h>
+#include <limits.h>
+#include <stdint.h>
+#include <type_traits>
+
+extern "C" {
+#include "backend/cuda/spgemm_cuda.h"
+}
+#include "core/semiring.h"
+
+#define SPX_GEMM_FULL 0xffffffffu
+
+namespace spx_gemm {
+
+constexpr int32_t EMPTY = -1;
+constexpr uint32_t IDLE = 0xffffffffu;
+
+// ---- semirings ----------------------------------------------------------------
+
+template <spx_semiring_kind K, typename TT> struct semiring;
+#define SPX_GEMM_SEMIRING(K, S, T_, ADD, MUL)                                                    \
+    template <> struct semiring<SPX_SEMIRING_##K, T_> {                                          \
+        typedef T_ T;                                                                            \
+        static constexpr spx_semiring_kind kind = SPX_SEMIRING_##K;                              \
+        __device__ static __forceinline__ int add(T *z, T x, T y) { return spx__##ADD##_##S(z, x, y); } \
+        __device__ static __forceinline__ int mul(T *z, T x, T y) { return spx__##MUL##_##S(z, x, y); } \
+        __device__ static __forceinline__ T identity() { return spx__ident_##ADD##_##S(); }    \
+    };
+SPX__BUILTIN_SEMIRINGS(SPX_GEMM_SEMIRING)
+#undef SPX_GEMM_SEMIRING
+
+// The symbolic phase: no values.
+struct pattern_only {
+    typedef int32_t T;
+    static constexpr spx_semiring_kind kind = SPX_SEMIRING_CUSTOM;
+    __device__ static __forceinline__ int add(T *z, T, T) { *z = 0; return 0; }
+    __device__ static __forceinline__ int mul(T *z, T, T) { *z = 0; return 0; }
+    __device__ static __forceinline__ T identity() { return 0; }
+};
+
+template <class SR> constexpr bool is_float_sr()
+{
+    return std::is_floating_point<typename SR::T>::value;
+}
+// Combining products in any order gives the same bits (and the same
+// overflows): integer min/max, or, avos_sum (idempotent), and pair sums
+// (every term is 1).
+template <class SR> constexpr bool order_free()
+{
+    return (!is_float_sr<SR>() && SR::kind != SPX_SEMIRING_PLUS_TIMES) ||
+           SR::kind == SPX_SEMIRING_PLUS_PAIR;
+}
+// Kernels exist for the ordered path unless the order never matters, and for
+// the unordered one unless it would change results beyond float rounding
+// (integer sums must overflow exactly where k order overflows).
+template <class SR> constexpr bool has_ordered() { return !order_free<SR>(); }
+template <class SR> constexpr bool has_unordered()
+{
+    return !(SR::kind == SPX_SEMIRING_PLUS_TIMES && !is_float_sr<SR>());
+}
+
+// ---- memory access ------------------------------------------------------------
+
+// Tables in device memory are read through L2 (__ldcg): other threads of the
+// block change them with atomics, which L1 does not see. Shared tables are
+// read as volatile so that no value is kept in a register across the writes
+// of other threads. Plain reads happen only after a barrier that orders them
+// after every write they can see.
+template <bool GLOB, typename T> __device__ __forceinline__ T ld(const T *p)
+{
+    if constexpr (GLOB)
+        return __ldcg(p);
+    else
+        return *(const volatile T *)p;
+}
+
+// First position in [b, e) whose column is >= v (columns sorted).
+__device__ __forceinline__ int64_t lower_bound(const int32_t *__restrict__ col, int64_t b, int64_t e,
+                                               int32_t v)
+{
+    while (b < e) {
+        int64_t m = b + ((e - b) >> 1);
+        if (__ldg(col + m) < v)
+            b = m + 1;
+        else
+            e = m;
+    }
+    return b;
+}
+
+// ---- row geometry ---------------------------------------------------------------
+
+// Columns [lo, hi) the mask leaves to row i (a plain matrix mask: its row's
+// span); mb, me delimit M(i,:).
+__device__ __forceinline__ void row_window(const spx_gemm_dev &d, int64_t i, int64_t mb, int64_t me,
+                                           int32_t *lo, int32_t *hi)
+{
+    int64_t l = 0, h = d.n;
+    switch (d.mask) {
+    case SPX_MASK_NONE: h = d.complement ? 0 : d.n; break;
+    case SPX_MASK_UPPER: l = i; break;
+    case SPX_MASK_STRICT_UPPER: l = i + 1; break;
+    case SPX_MASK_LOWER: h = i + 1; break;
+    case SPX_MASK_STRICT_LOWER: h = i; break;
+    case SPX_MASK_MATRIX:
+        if (!d.complement) {
+            l = mb < me ? __ldg(d.M.col + mb) : 0;
+            h = mb < me ? (int64_t)__ldg(d.M.col + me - 1) + 1 : 0;
+        }
+        break;
+    default: break;
+    }
+    if (h > d.n)
+        h = d.n;
+    if (l > h)
+        l = h;
+    *lo = (int32_t)l;
+    *hi = (int32_t)h;
+}
+
+// B(k,:) cut to the columns [lo, hi): [*qb, *qe) on entry is the whole row.
+__device__ __forceinline__ void cut_row(const int32_t *__restrict__ col, int64_t *qb, int64_t *qe,
+                                        int32_t lo, int32_t hi, int64_t n)
+{
+    if (lo > 0 && *qb < *qe && __ldg(col + *qb) < lo)
+        *qb = lower_bound(col, *qb, *qe, lo);
+    if (hi < n && *qb < *qe && __ldg(col + *qe - 1) >= hi)
+        *qe = lower_bound(col, *qb, *qe, hi);
+}
+
+__device__ __forceinline__ void flag_overflow(const spx_gemm_dev &d, int64_t i)
+{
+    atomicMin(&d.status->bad_row, (long long)i);
+}
+
+// ---- groups of threads ------------------------------------------------------------
+
+// A whole block (G == blockDim.x) or, for G == 32, one warp of it.
+template <int G> struct group {
+    __device__ static __forceinline__ int rank() { return threadIdx.x; }
+    __device__ static __forceinline__ void sync() { __syncthreads(); }
+    __device__ static __forceinline__ bool any(bool p) { return __syncthreads_or(p) != 0; }
+};
+template <> struct group<32> {
+    __device__ static __forceinline__ int rank() { return threadIdx.x & 31; }
+    __device__ static __forceinline__ void sync() { __syncwarp(); }
+    // __syncwarp orders the lanes' memory accesses; the vote alone does not
+    __device__ static __forceinline__ bool any(bool p)
+    {
+        __syncwarp();
+        return __any_sync(SPX_GEMM_FULL, p) != 0;
+    }
+};
+
+__device__ __forceinline__ int64_t warp_scan(int64_t v)
+{
+    const int lane = threadIdx.x & 31;
+#pragma unroll
+    for (int o = 1; o < 32; o <<= 1) {
+        int64_t u = __shfl_up_sync(SPX_GEMM_FULL, v, o);
+        if (lane >= o)
+            v += u;
+    }
+    return v;
+}
+
+// Inclusive scan over the group; *total gets the sum. scratch: 32 int64 of
+// the group's shared staging. Every thread of the group must call it.
+template <int G> __device__ __forceinline__ int64_t group_scan(int64_t v, int64_t *total,
+                                                               int64_t *scratch)
+{
+    if constexpr (G == 32) {
+        int64_t x = warp_scan(v);
+        *total = __shfl_sync(SPX_GEMM_FULL, x, 31);
+        return x;
+    } else {
+        constexpr int NW = G / 32;
+        const int lane = threadIdx.x & 31, w = threadIdx.x >> 5;
+        int64_t x = warp_scan(v);
+        if (lane == 31)
+            scratch[w] = x;
+        __syncthreads();
+        if (w == 0) {
+            int64_t t = lane < NW ? scratch[lane] : 0;
+            t = warp_scan(t);
+            if (lane < NW)
+                scratch[lane] = t;
+        }
+        __syncthreads();
+        int64_t r = x + (w > 0 ? scratch[w - 1] : 0);
+        *total = scratch[NW - 1];
+        __syncthreads(); // scratch is reused by the next scan
+        return r;
+    }
+}
+
+// ---- staging and tables -------------------------------------------------------------
+
+// A group's share of shared memory for the flat product list of one chunk of
+// A(i,:): end[e] = inclusive prefix of the cut B row lengths, qoff[e] = the
+// position in B of product 0 of entry e minus its first flat index.
+template <typename T> struct stage {
+    int64_t *end, *qoff, *scratch;
+    T *aval;
+};
+
+template <typename T> __device__ __forceinline__ stage<T> carve_stage(unsigned char *p, int G)
+{
+    stage<T> s;
+    s.end = (int64_t *)p;
+    s.qoff = s.end + G;
+    s.scratch = s.qoff + G;
+    s.aval = (T *)(p + spx__gemm_round16(8 * (2 * (int64_t)G + 32)));
+    return s;
+}
+
+template <typename T> struct table {
+    int32_t *key;
+    T *val;          // numeric
+    uint32_t *own;   // ordered: the rank of the earliest pending product, IDLE if none
+    uint8_t *hasv;   // ordered: the slot holds a value
+    uint32_t S;      // slots
+    int dense;       // slot = column - lo; else hashed
+    int32_t lo;
+    int shift;       // hash: 32 - log2(S)
+};
+
+// The same layout as spx__gemm_table_bytes: keys, values, owners, flags.
+template <typename T, bool NUM, bool ORD>
+__device__ __forceinline__ table<T> carve_table(unsigned char *p, uint32_t S)
+{
+    table<T> t;
+    t.S = S;
+    t.key = (int32_t *)p;
+    p += spx__gemm_round16(4 * (int64_t)S);
+    t.val = (T *)p;
+    t.own = nullptr;
+    t.hasv = nullptr;
+    if (NUM)
+        p += spx__gemm_round16((int64_t)sizeof(T) * S);
+    if (NUM && ORD) {
+        t.own = (uint32_t *)p;
+        p += spx__gemm_round16(4 * (int64_t)S);
+        t.hasv = p;
+    }
+    return t;
+}
+
+template <typename T> __device__ __forceinline__ uint32_t home(const table<T> &t, int32_t j)
+{
+    return t.dense ? (uint32_t)(j - t.lo) : ((uint32_t)j * 2654435769u) >> t.shift;
+}
+
+// The slot of column j, claimed now (*fresh) or before. Probing only with
+// atomicCAS: no plain read races with another thread's claim. A table is
+// sized for its row and never fills; NO_SLOT (a bug) ends the probing
+// instead of spinning forever.
+constexpr uint32_t NO_SLOT = 0xffffffffu;
+template <typename T> __device__ __forceinline__ uint32_t claim(const table<T> &t, int32_t j, bool *fresh)
+{
+    uint32_t s = home(t, j);
+    *fresh = false;
+    for (uint32_t probes = 0; probes < t.S; probes++) {
+        const int32_t k = atomicCAS(t.key + s, EMPTY, j);
+        if (k == EMPTY || k == j) {
+            *fresh = k == EMPTY;
+            return s;
+        }
+        s = (s + 1) & (t.S - 1); // only hash tables hold other keys
+    }
+    return NO_SLOT;
+}
+
+// Whether column j has a slot (lookups run after every claim).
+template <bool GLOB, typename T> __device__ __forceinline__ bool holds(const table<T> &t, int32_t j)
+{
+    if (t.dense)
+        return j >= t.lo && (int64_t)j - t.lo < (int64_t)t.S && ld<GLOB>(t.key + (j - t.lo)) != EMPTY;
+    for (uint32_t s = home(t, j);; s = (s + 1) & (t.S - 1)) {
+        int32_t k = ld<GLOB>(t.key + s);
+        if (k == j)
+            return true;
+        if (k == EMPTY)
+            return false;
+    }
+}
+
+// ---- combining values -------------------------------------------------------------
+
+template <typename W, typename T> __device__ __forceinline__ W to_word(T x)
+{
+    static_assert(sizeof(W) == sizeof(T), "a word of the value's size");
+    W w;
+    memcpy(&w, &x, sizeof w);
+    return w;
+}
+template <typename T, typename W> __device__ __forceinline__ T from_word(W w)
+{
+    T x;
+    memcpy(&x, &w, sizeof x);
+    return x;
+}
+
+// The unsigned word of a value's size.
+template <typename T> struct word_of {
+    typedef typename std::conditional<
+        sizeof(T) == 1, uint8_t,
+        typename std::conditional<sizeof(T) == 4, unsigned int, unsigned long long>::type>::type type;
+};
+
+template <typename T> __device__ __forceinline__ bool same_bits(T x, T y)
+{
+    typedef typename word_of<T>::type W;
+    return to_word<W>(x) == to_word<W>(y);
+}
+
+// *p = add(*p, v) atomically (unordered path; *p started at the identity).
+// Returns nonzero on overflow.
+template <class SR> __device__ __forceinline__ int combine(typename SR::T *p, typename SR::T v)
+{
+    typedef typename SR::T T;
+    constexpr spx_semiring_kind K = SR::kind;
+    constexpr bool MIN = K == SPX_SEMIRING_MIN_PLUS || K == SPX_SEMIRING_MIN_TIMES;
+    constexpr bool MAX = K == SPX_SEMIRING_MAX_PLUS || K == SPX_SEMIRING_MAX_TIMES;
+    if constexpr (sizeof(T) == 1) { // or: set the byte in its word
+        if (v) {
+            const uintptr_t a = (uintptr_t)p;
+            atomicOr((unsigned int *)(a & ~(uintptr_t)3), 1u << (8 * (a & 3)));
+        }
+        return 0;
+    } else if constexpr (std::is_floating_point<T>::value &&
+                         (K == SPX_SEMIRING_PLUS_TIMES || K == SPX_SEMIRING_PLUS_PAIR)) {
+        atomicAdd(p, v);
+        return 0;
+    } else if constexpr (K == SPX_SEMIRING_PLUS_PAIR) { // integer counts: each term is 1
+        if constexpr (sizeof(T) == 4)
+            return atomicAdd((int *)p, (int)v) > INT32_MAX - (int)v;
+        else
+            return (long long)atomicAdd((unsigned long long *)p, (unsigned long long)v) >
+                   (long long)(INT64_MAX - v);
+    } else if constexpr (!std::is_floating_point<T>::value && MIN) {
+        if constexpr (sizeof(T) == 4)
+            atomicMin((int *)p, (int)v);
+        else
+            atomicMin((long long *)p, (long long)v);
+        return 0;
+    } else if constexpr (!std::is_floating_point<T>::value && MAX) {
+        if constexpr (sizeof(T) == 4)
+            atomicMax((int *)p, (int)v);
+        else
+            atomicMax((long long *)p, (long long)v);
+        return 0;
+    } else { // float min/max, avos_sum: compare and swap, first guessing the identity
+        typedef typename word_of<T>::type W;
+        W *w = (W *)p;
+        W old = to_word<W>(SR::identity());
+        for (;;) {
+            T z;
+            if (SR::add(&z, from_word<T>(old), v))
+                return 1;
+            W nw = to_word<W>(z);
+            if (nw == old)
+                return 0;
+            W seen = atomicCAS(w, old, nw);
+            if (seen == old)
+                return 0;
+            old = seen;
+        }
+    }
+}
+
+// Ordered path: apply this round's products (act, slot, prod per thread) to
+// their slots in increasing rank, i.e. in k order. Every thread of the group
+// calls it.
+template <class SR, int G, bool GLOB>
+__device__ __forceinline__ void apply_in_order(const spx_gemm_dev &d, int64_t i,
+                                               const table<typename SR::T> &t, bool act,
+                                               uint32_t slot, typename SR::T prod)
+{
+    typedef typename SR::T T;
+    const uint32_t r = (uint32_t)group<G>::rank();
+    bool pending = act;
+    for (;;) {
+        if (pending)
+            atomicMin(t.own + slot, r);
+        group<G>::sync();
+        const bool win = pending && ld<GLOB>(t.own + slot) == r;
+        group<G>::sync();
+        if (win) {
+            if (ld<GLOB>(t.hasv + slot)) {
+                T z;
+                if (SR::add(&z, ld<GLOB>(t.val + slot), prod))
+                    flag_overflow(d, i);
+                t.val[slot] = z;
+            } else {
+                t.val[slot] = prod;
+                t.hasv[slot] = 1;
+            }
+            t.own[slot] = IDLE;
+            pending = false;
+        }
+        if (!group<G>::any(pending))
+            return;
+    }
+}
+
+template <typename T> __device__ __forceinline__ void write_entry(const spx_gemm_dev &d, int64_t pos,
+                                                                  int32_t j, T v)
+{
+    if (d.out_wide)
+        ((int64_t *)d.out_col)[pos] = j;
+    else
+        ((int32_t *)d.out_col)[pos] = j;
+    ((T *)d.out_val)[pos] = v;
+}
+
+// Sort keys[0..P) (P a power of two) with their values, ascending.
+template <int G, bool GLOB, typename T>
+__device__ void bitonic_sort(int32_t *key, T *val, uint32_t P)
+{
+    const uint32_t r = (uint32_t)group<G>::rank();
+    for (uint32_t k = 2; k <= P; k <<= 1) {
+        for (uint32_t jj = k >> 1; jj > 0; jj >>= 1) {
+            for (uint32_t x = r; x < P; x += G) {
+                const uint32_t y = x ^ jj;
+                if (y <= x)
+                    continue;
+                const int32_t kx = ld<GLOB>(key + x), ky = ld<GLOB>(key + y);
+                if ((kx > ky) == ((x & k) == 0)) {
+                    key[x] = ky;
+                    key[y] = kx;
+                    const T vx = ld<GLOB>(val + x), vy = ld<GLOB>(val + y);
+                    val[x] = vy;
+                    val[y] = vx;
+                }
+            }
+            group<G>::sync();
+        }
+    }
+}
+
+// ---- one row ------------------------------------------------------------------------
+
+// Numeric output of row i once every product is in table t: compaction of
+// the occupied slots in slot order (identities dropped if asked), sorting
+// (hash tables), then the merge with accum's row [ab, ae), each entry
+// written at its place in C.
+template <class SR, int G, bool GLOB>
+__device__ void emit_row(const spx_gemm_dev &d, int64_t i, const table<typename SR::T> &t,
+                         const stage<typename SR::T> &st, int64_t ab, int64_t ae)
+{
+    typedef typename SR::T T;
+    typedef group<G> grp;
+    const int r = grp::rank();
+    int64_t kept = 0;
+    const T ident = SR::identity();
+    for (int64_t s0 = 0; s0 < t.S; s0 += G) {
+        const int64_t s = s0 + r;
+        int32_t kk = EMPTY;
+        T vv = ident;
+        if (s < t.S)
+            kk = ld<GLOB>(t.key + s);
+        bool keep = false;
+        if (kk != EMPTY) {
+            vv = ld<GLOB>(t.val + s);
+            keep = !(d.drop && vv == ident);
+        }
+        int64_t chunk;
+        const int64_t incl = group_scan<G>(keep, &chunk, st.scratch);
+        grp::sync(); // every read of this chunk before the writes below
+        if (keep) {
+            t.key[kept + incl - 1] = kk;
+            t.val[kept + incl - 1] = vv;
+        }
+        kept += chunk;
+        grp::sync();
+    }
+    if (!t.dense && kept > 1) { // hash order: sort
+        uint32_t P = 1;
+        while ((int64_t)P < kept)
+            P <<= 1;
+        for (uint32_t s = (uint32_t)kept + r; s < P; s += G)
+            t.key[s] = INT32_MAX;
+        grp::sync();
+        bitonic_sort<G, GLOB>(t.key, t.val, P);
+    }
+
+    const T *Cv = (const T *)d.acc.val;
+    const int64_t alen = ae - ab, out0 = d.off[i] - d.base;
+    bool changed = false;
+    int64_t before = 0; // matched pairs in earlier chunks
+    for (int64_t e0 = 0; e0 < kept; e0 += G) {
+        const int64_t e = e0 + r;
+        bool matched = false;
+        int32_t j = 0;
+        T v = ident;
+        int64_t ra = 0;
+        if (e < kept) {
+            j = ld<GLOB>(t.key + e);
+            v = ld<GLOB>(t.val + e);
+            ra = lower_bound(d.acc.col, ab, ae, j) - ab;
+            matched = ra < alen && __ldg(d.acc.col + ab + ra) == j;
+            if (matched) {
+                const T a = Cv[ab + ra];
+                T z;
+                if (SR::add(&z, a, v))
+                    flag_overflow(d, i);
+                changed |= !same_bits(z, a);
+                v = z;
+            } else {
+                changed = true;
+            }
+        }
+        int64_t chunk;
+        const int64_t incl = group_scan<G>(matched, &chunk, st.scratch);
+        if (e < kept) /* entries before: e of the product, ra of accum, less the pairs below */
+            write_entry(d, out0 + e + ra - (before + incl - matched), j, v);
+        before += chunk;
+    }
+    before = 0;
+    for (int64_t x0 = 0; x0 < alen; x0 += G) {
+        const int64_t x = x0 + r;
+        bool matched = false;
+        int64_t e = 0;
+        int32_t ja = 0;
+        if (x < alen) {
+            ja = __ldg(d.acc.col + ab + x);
+            int64_t f = kept; // e = product entries below ja
+            while (e < f) {
+                const int64_t mid = e + ((f - e) >> 1);
+                if (ld<GLOB>(t.key + mid) < ja)
+                    e = mid + 1;
+                else
+                    f = mid;
+            }
+            matched = e < kept && ld<GLOB>(t.key + e) == ja;
+        }
+        int64_t chunk;
+        const int64_t incl = group_scan<G>(matched, &chunk, st.scratch);
+        if (x < alen && !matched)
+            write_entry(d, out0 + x + e - (before + incl), ja, Cv[ab + x]);
+        before += chunk;
+    }
+    if (d.act && r == 0)
+        d.act[i] = kept + alen - before;
+    if (changed)
+        d.status->changed = 1;
+}
+
+
+template <class SR, int G, bool NUM, bool ORD, bool GLOB>
+__device__ void gemm_row(const spx_gemm_dev &d, int64_t i, unsigned char *tmem,
+                         const stage<typename SR::T> &st)
+{
+    typedef typename SR::T T;
+    typedef group<G> grp;
+    const int r = grp::rank();
+    int64_t mb = 0, me = 0;
+    if (d.M.ptr) {
+        mb = d.M.ptr[i];
+        me = d.M.ptr[i + 1];
+    }
+    int32_t lo, hi;
+    row_window(d, i, mb, me, &lo, &hi);
+
+    const int64_t size = NUM ? d.cnt[i] : d.cap[i];
+    const int32_t rlo = d.rlo[i];
+    const int64_t range = (int64_t)d.rhi[i] - rlo, hslots = spx__gemm_hash_slots(size);
+    table<T> t = carve_table<T, NUM, ORD>(tmem, (uint32_t)spx__gemm_row_slots(size, range));
+    t.dense = range > 0 && range <= hslots;
+    t.lo = rlo;
+    t.shift = 32 - (31 - __clz((int)t.S)); // hash tables: S is a power of two >= 64
+    for (uint32_t s = r; s < t.S; s += G) {
+        t.key[s] = EMPTY;
+        if (NUM && ORD) {
+            t.own[s] = IDLE;
+            t.hasv[s] = 0;
+        } else if (NUM) {
+            t.val[s] = SR::identity();
+        }
+    }
+    grp::sync();
+
+    // ---- products ----
+    int64_t claimed = 0;
+    const int64_t pa = d.A.ptr[i], pe = d.A.ptr[i + 1];
+    const T *Av = (const T *)d.A.val, *Bv = (const T *)d.B.val;
+    for (int64_t c0 = pa; c0 < pe; c0 += G) {
+        const int64_t p = c0 + r;
+        int64_t len = 0, qb = 0;
+        T av = T(1);
+        if (p < pe && lo < hi) {
+            const int32_t k = __ldg(d.A.col + p);
+            qb = __ldg(d.B.ptr + k);
+            int64_t qe = __ldg(d.B.ptr + k + 1);
+            cut_row(d.B.col, &qb, &qe, lo, hi, d.n);
+            len = qe - qb;
+            if (NUM && Av)
+                av = Av[p];
+        }
+        int64_t total;
+        const int64_t incl = group_scan<G>(len, &total, st.scratch);
+        st.end[r] = incl;
+        st.qoff[r] = qb - (incl - len);
+        if (NUM)
+            st.aval[r] = av;
+        grp::sync();
+        for (int64_t u0 = 0; u0 < total; u0 += G) {
+            const int64_t u = u0 + r;
+            bool act = u < total;
+            uint32_t slot = 0;
+            T prod = T(0);
+            if (act) {
+                int e0 = 0, e1 = G - 1; // the entry whose products hold u
+                while (e0 < e1) {
+                    const int mid = (e0 + e1) >> 1;
+                    if (st.end[mid] > u)
+                        e1 = mid;
+                    else
+                        e0 = mid + 1;
+                }
+                const int64_t q = st.qoff[e0] + u;
+                const int32_t j = __ldg(d.B.col + q);
+                if (d.M.ptr) {
+                    const int64_t x = lower_bound(d.M.col, mb, me, j);
+                    act = (x < me && __ldg(d.M.col + x) == j) != (d.complement != 0);
+                }
+                if (act) {
+                    if (NUM && SR::mul(&prod, st.aval[e0], Bv ? Bv[q] : T(1)))
+                        flag_overflow(d, i);
+                    bool fresh;
+                    slot = claim(t, j, &fresh);
+                    claimed += fresh;
+                    if (slot == NO_SLOT) {
+                        d.status->internal = 1;
+                        act = false;
+                    } else if (NUM && !ORD && combine<SR>(t.val + slot, prod)) {
+                        flag_overflow(d, i);
+                    }
+                }
+            }
+            if (NUM && ORD)
+                apply_in_order<SR, G, GLOB>(d, i, t, act, slot, prod);
+        }
+        grp::sync(); // the staging is rewritten by the next chunk
+    }
+    grp::sync();
+
+    const int64_t ab = d.acc.ptr ? d.acc.ptr[i] : 0, ae = d.acc.ptr ? d.acc.ptr[i + 1] : 0;
+    if constexpr (NUM) {
+        emit_row<SR, G, GLOB>(d, i, t, st, ab, ae);
+    } else {
+        int64_t count, extra = 0, extras;
+        group_scan<G>(claimed, &count, st.scratch);
+        for (int64_t x = ab + r; x < ae; x += G)
+            extra += !holds<GLOB>(t, __ldg(d.acc.col + x));
+        group_scan<G>(extra, &extras, st.scratch);
+        if (r == 0) {
+            d.cnt[i] = (int32_t)count;
+            d.tot[i] = count + extras;
+        }
+    }
+    grp::sync(); // the table is cleared by the next row
+}
+
+// Rows rows[0..nrows) of one bin: 256 / G groups per block; a table in the
+// group's shared memory (slots of them), or in the block's region of device
+// memory (GLOB).
+template <class SR, int G, bool NUM, bool ORD, bool GLOB>
+__global__ void __launch_bounds__(SPX_GEMM_BLOCK)
+    rows_kernel(const spx_gemm_dev d, const int32_t *__restrict__ rows, int64_t nrows,
+                uint32_t slots, unsigned char *regions, int64_t region_bytes)
+{
+    typedef typename SR::T T;
+    extern __shared__ __align__(16) unsigned char smem[];
+    constexpr int GROUPS = SPX_GEMM_BLOCK / G;
+    const int g = threadIdx.x / G;
+    const int64_t sb = spx__gemm_stage_bytes(G, sizeof(T));
+    const int64_t per_group = sb + (GLOB ? 0 : spx__gemm_table_bytes(slots, sizeof(T), NUM, ORD));
+    unsigned char *mine = smem + g * per_group;
+    const stage<T> st = carve_stage<T>(mine, G);
+    unsigned char *tmem = GLOB ? regions + (int64_t)blockIdx.x * region_bytes : mine + sb;
+    for (int64_t x = (int64_t)blockIdx.x * GROUPS + g; x < nrows; x += (int64_t)gridDim.x * GROUPS)
+        gemm_row<SR, G, NUM, ORD, GLOB>(d, rows[x], tmem, st);
+}
+
+// ---- launching -------------------------------------------------------------------------
+
+template <class SR, int G, bool NUM, bool ORD, bool GLOB>
+cudaError_t launch_bin(const spx_gemm_dev *d, const spx_gemm_launch *L, int b)
+{
+    const int64_t n = L->hi[b] - L->lo[b];
+    constexpr int GROUPS = SPX_GEMM_BLOCK / G;
+    const int64_t vsz = sizeof(typename SR::T);
+    const uint32_t slots = GLOB ? 0 : L->bins.slots[b];
+    const int64_t smem = GROUPS * (spx__gemm_stage_bytes(G, vsz) +
+                                   (GLOB ? 0 : spx__gemm_table_bytes(slots, vsz, NUM, ORD)));
+    int64_t grid = GLOB ? (n < L->nregions ? n : L->nregions) : (n + GROUPS - 1) / GROUPS;
+    if (grid > INT_MAX)
+        grid = INT_MAX;
+    auto kernel = rows_kernel<SR, G, NUM, ORD, GLOB>;
+    if (smem > 48 * 1024) {
+        cudaError_t e = cudaFuncSetAttribute(kernel, cudaFuncAttributeMaxDynamicSharedMemorySize, (int)smem);
+        if (e != cudaSuccess)
+            return e;
+    }
+    kernel<<<(unsigned)grid, SPX_GEMM_BLOCK, (size_t)smem, L->stream>>>(
+        *d, L->rows + L->lo[b], n, slots, L->regions, L->region_bytes);
+    return cudaGetLastError();
+}
+
+// Every bin 1..nshared + 1 of the launch with semiring SR.
+template <class SR, bool NUM, bool ORD>
+cudaError_t launch_rows(const spx_gemm_dev *d, const spx_gemm_launch *L)
+{
+    const int last = L->bins.nshared + 1;
+    for (int b = 1; b <= last; b++) {
+        if (L->hi[b] <= L->lo[b])
+            continue;
+        cudaError_t e;
+        if (b == last)
+            e = launch_bin<SR, SPX_GEMM_BLOCK, NUM, ORD, true>(d, L, b);
+        else if (L->bins.group[b] == 32)
+            e = launch_bin<SR, 32, NUM, ORD, false>(d, L, b);
+        else
+            e = launch_bin<SR, SPX_GEMM_BLOCK, NUM, ORD, false>(d, L, b);
+        if (e != cudaSuccess)
+            return e;
+    }
+    return cudaSuccess;
+}
+
+} // namespace spx_gemm
+
+#endif
