@@ -706,7 +706,7 @@ typedef struct spx_mask {
 typedef enum spx_spgemm_mode {
     SPX_SPGEMM_AUTO = 0,          /* deterministic if the context is, else fast */
     SPX_SPGEMM_DETERMINISTIC = 1, /* bit-identical run to run */
-    SPX_SPGEMM_FAST = 2           /* may reorder floating-point sums */
+    SPX_SPGEMM_FAST = 2           /* may reorder floating-point sums (and give +0 for -0) */
 } spx_spgemm_mode;
 
 typedef struct spx_spgemm_options {

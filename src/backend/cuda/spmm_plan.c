@@ -395,6 +395,13 @@ spx_status spx__cuda_spmm_plan_create(spx_ctx *ctx, const spx_spmm_args *a, void
         if (!(s = prepare_csr(ctx, P, A, &P->csr)))
             s = prepare_merge(ctx, P);
         break;
+    case SPX_SPMM_TILED:
+        if (!(s = prepare_csr(ctx, P, A, &P->csr)) &&
+            !(P->tiled_cols = spx__cuda_tiled_columns(P->k, P->n, P->dtype, TILED_SMEM_BYTES)))
+            s = spx__fail(ctx, SPX_ERR_UNSUPPORTED,
+                          "tiled: a panel of B with %lld rows does not fit in %d KB of shared memory",
+                          (long long)P->k, TILED_SMEM_BYTES / 1024);
+        break;
     default: /* AUTO and the row kernels */
         if ((s = prepare_csr(ctx, P, A, &P->csr)) || (s = build_bins(ctx, P, bounds)))
             break;

@@ -82,7 +82,7 @@ cudaError_t launch_t(const spx_cuda_csr *A, int64_t tn, const spx_cuda_dense_arg
     p.alpha = (typename acc_of<T>::type)d->alpha;
     p.beta = (typename acc_of<T>::type)d->beta;
     p.vec_loads = d->vec > 1;
-    if (tn % V || tn / V > 32 || (tn / V & (tn / V - 1)))
+    if (tn <= 0 || tn % V || tn / V > 32 || (tn / V & (tn / V - 1)))
         return cudaErrorInvalidValue;
     size_t smem = (size_t)(A->cols * tn) * sizeof(T);
     cudaError_t e = cudaFuncSetAttribute(tiled_kernel<T, V>, cudaFuncAttributeMaxDynamicSharedMemorySize, (int)smem);
