@@ -77,16 +77,8 @@ spx_status spx_matrix_astype(spx_ctx *ctx, const spx_matrix *A, spx_dtype dtype,
         return s;
 
     spx_matrix *B = NULL;
-    if ((s = spx__matrix_new(ctx, A->format, A->rows, A->cols, itype, dtype, &B)))
+    if ((s = spx__matrix_new_like(ctx, A, itype, dtype, &B)))
         return s;
-    B->nnz = A->nnz;
-    B->br = A->br;
-    B->bc = A->bc;
-    B->nblocks = A->nblocks;
-    B->sell_c = A->sell_c;
-    B->sell_sigma = A->sell_sigma;
-    B->nslices = A->nslices;
-    B->sell_slots = A->sell_slots;
     if ((s = spx__matrix_alloc(ctx, B)))
         goto done;
     spx_index_type t = A->itype;

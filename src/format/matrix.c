@@ -73,6 +73,26 @@ spx_status spx__matrix_new(spx_ctx *ctx, spx_format f, int64_t rows, int64_t col
     return SPX_OK;
 }
 
+spx_status spx__matrix_new_like(spx_ctx *ctx, const spx_matrix *A, spx_index_type itype, spx_dtype dtype,
+                                spx_matrix **out)
+{
+    spx_matrix *B = NULL;
+    spx_status s = spx__matrix_new(ctx, A->format, A->rows, A->cols, itype ? itype : A->itype,
+                                   dtype ? dtype : A->dtype, &B);
+    if (s)
+        return s;
+    B->nnz = A->nnz;
+    B->br = A->br;
+    B->bc = A->bc;
+    B->nblocks = A->nblocks;
+    B->sell_c = A->sell_c;
+    B->sell_sigma = A->sell_sigma;
+    B->nslices = A->nslices;
+    B->sell_slots = A->sell_slots;
+    *out = B;
+    return SPX_OK;
+}
+
 spx_status spx__matrix_alloc(spx_ctx *ctx, spx_matrix *A)
 {
     size_t isz = spx__index_size(A->itype), vsz = spx_dtype_size(A->dtype);
@@ -409,16 +429,8 @@ spx_status spx_matrix_copy(spx_ctx *ctx, const spx_matrix *A, spx_matrix **out)
     if (!out)
         return spx__fail(ctx, SPX_ERR_INVALID_ARGUMENT, "out is NULL");
     spx_matrix *B = NULL;
-    if ((s = spx__matrix_new(ctx, A->format, A->rows, A->cols, A->itype, A->dtype, &B)))
+    if ((s = spx__matrix_new_like(ctx, A, SPX_INDEX_DEFAULT, SPX_DTYPE_DEFAULT, &B)))
         return s;
-    B->nnz = A->nnz;
-    B->br = A->br;
-    B->bc = A->bc;
-    B->nblocks = A->nblocks;
-    B->sell_c = A->sell_c;
-    B->sell_sigma = A->sell_sigma;
-    B->nslices = A->nslices;
-    B->sell_slots = A->sell_slots;
     if ((s = spx__matrix_alloc(ctx, B))) {
         spx_matrix_destroy(B);
         return s;

@@ -46,6 +46,10 @@ static inline int64_t spx__bsr_block_cols(const spx_matrix *A) { return spx__cei
  * count fields (nnz; br/bc/nblocks; sell_*), then call spx__matrix_alloc. */
 spx_status spx__matrix_new(spx_ctx *ctx, spx_format f, int64_t rows, int64_t cols,
                            spx_index_type itype, spx_dtype dtype, spx_matrix **out);
+/* A new owning host matrix with A's format, shape and counts (nnz, blocks,
+ * slices) but no arrays; itype/dtype DEFAULT keep A's. */
+spx_status spx__matrix_new_like(spx_ctx *ctx, const spx_matrix *A, spx_index_type itype, spx_dtype dtype,
+                                spx_matrix **out);
 /* Allocate the arrays the header's format and counts call for (uninitialised). */
 spx_status spx__matrix_alloc(spx_ctx *ctx, spx_matrix *A);
 /* Short form for COO/CSR/CSC: new + nnz + alloc. itype DEFAULT picks by size. */

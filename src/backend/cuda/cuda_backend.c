@@ -282,17 +282,9 @@ static spx_status copy_arrays(spx_ctx *ctx, const spx_matrix *A, spx_matrix *B, 
 static spx_status clone_header(spx_ctx *ctx, const spx_matrix *A, spx_memory mem, spx_matrix **out)
 {
     spx_matrix *B = NULL;
-    spx_status s = spx__matrix_new(ctx, A->format, A->rows, A->cols, A->itype, A->dtype, &B);
+    spx_status s = spx__matrix_new_like(ctx, A, SPX_INDEX_DEFAULT, SPX_DTYPE_DEFAULT, &B);
     if (s)
         return s;
-    B->nnz = A->nnz;
-    B->br = A->br;
-    B->bc = A->bc;
-    B->nblocks = A->nblocks;
-    B->sell_c = A->sell_c;
-    B->sell_sigma = A->sell_sigma;
-    B->nslices = A->nslices;
-    B->sell_slots = A->sell_slots;
     B->memory = mem;
     if (mem == SPX_MEM_DEVICE)
         B->release_array = spx__cuda_free_persistent;
