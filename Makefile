@@ -15,8 +15,11 @@ $(BUILD)/CMakeCache.txt:
 build: $(BUILD)/CMakeCache.txt
 	cmake --build $(BUILD) -j $(JOBS)
 
+# a real graph from data/: its statistics, then SpMM with 64 columns on the best
+# backend (CUDA if a GPU is present, else CPU), timed and checked against ref
 run: build
-	$(BUILD)/spx demo data
+	$(BUILD)/spx info data/cora.mtx
+	$(BUILD)/spx spmm data/cora.mtx --n 64 --dtype f32 --repeat 20 --check --explain
 
 test: build
 	cd $(BUILD) && ctest --output-on-failure -j $(JOBS)
