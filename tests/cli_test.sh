@@ -79,6 +79,22 @@ expect 0 "spmm to make a B" "$spx" spmm "$tmp/l.mtx" --n 3 --backend ref --out "
 expect 0 "spmm --b" "$spx" spmm "$tmp/l.mtx" --b "$tmp/b.mtx" --backend cpu --check
 expect 1 "spmm B of the wrong shape" "$spx" spmm "$tmp/g.spx" --b "$tmp/b.mtx" --backend cpu
 
+# spgemm over semirings, checked against ref, with a triangle mask and a mask file
+expect 0 "spgemm plus_times --check" "$spx" spgemm "$tmp/l.mtx" "$tmp/l.mtx" --backend cpu --check --out "$tmp/p.mtx"
+contains "$tmp/out" "same as the ref backend" "spgemm check"
+expect 0 "spgemm min_plus upper mask" "$spx" spgemm "$tmp/l.mtx" "$tmp/l.mtx" --semiring min_plus --mask upper --backend cpu --check
+expect 0 "spgemm plus_pair with a mask file" "$spx" spgemm "$tmp/l.mtx" "$tmp/l.mtx" --semiring plus_pair --mask "$tmp/l.mtx" --complement-mask --backend cpu --check
+expect 2 "spgemm unknown semiring" "$spx" spgemm "$tmp/l.mtx" "$tmp/l.mtx" --semiring tropical
+expect 1 "spgemm shapes" "$spx" spgemm "$tmp/l.mtx" "$tmp/g.spx" --backend cpu
+contains "$tmp/err" "SPX_ERR_SHAPE" "spgemm shape error named"
+# avos: 1 is the child of 2 (father) and 3 (mother); 2's father is 4; diagonals mark sex
+printf '%s\n' '%%MatrixMarket matrix coordinate integer general' '4 4 7' '1 1 1' '1 2 2' '1 3 3' \
+    '2 2 1' '2 4 2' '3 3 -1' '4 4 1' > "$tmp/ped.mtx"
+expect 0 "avos closure" "$spx" closure "$tmp/ped.mtx" --semiring avos --backend cpu --out "$tmp/pc.mtx"
+contains "$tmp/out" "nnz 8" "closure adds the grandfather"
+grep -q "^1 4 4$" "$tmp/pc.mtx" || { echo "FAIL: closure: (1, 4) should be 4 (paternal grandfather)"; fails=$((fails + 1)); }
+expect 2 "closure needs avos" "$spx" closure "$tmp/ped.mtx" --semiring plus_times
+
 if [ $fails -ne 0 ]; then
     echo "cli_test: $fails failure(s)"
     exit 1

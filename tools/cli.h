@@ -57,6 +57,8 @@ int cmd_info(int argc, char **argv);
 int cmd_convert(int argc, char **argv);
 int cmd_gen(int argc, char **argv);
 int cmd_spmm(int argc, char **argv);
+int cmd_spgemm(int argc, char **argv);
+int cmd_closure(int argc, char **argv);
 /* spx bench spmm|spgemm (CUDA builds; otherwise it says so and fails). */
 int cmd_bench(int argc, char **argv);
 int cmd_bench_spgemm(int argc, char **argv);

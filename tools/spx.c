@@ -16,6 +16,10 @@ static void usage(FILE *f)
             "       [--check] [--op n|t] [--alpha X] [--beta Y] [--dtype T] [--format F]\n"
             "       [--repeat R] [--threads T] [--alg A] [--precision P] [--explain] [--deterministic]\n"
             "                                           C = alpha op(A) B + beta C\n"
+            "  spgemm A B [--semiring plus_times|min_plus|max_plus|max_times|min_times|or_and|plus_pair|avos]\n"
+            "       [--mask upper|strict-upper|lower|strict-lower|M.mtx] [--complement-mask]\n"
+            "       [--mode deterministic|fast] [--op-a n|t] [--op-b n|t] [--backend B] [--out C.mtx] [--check]\n"
+            "  closure A --semiring avos [--out C.mtx] [--backend B]   transitive closure of a pedigree DAG\n"
             "  gen FAMILY --out FILE [--seed S] [--dtype T] [--index i32|i64] ...\n"
             "       uniform --rows R --cols C --per-row K\n"
             "       rmat --scale S --edge-factor E [--a A --b B --c C]\n"
@@ -48,7 +52,7 @@ int main(int argc, char **argv)
         const char *name;
         int (*run)(int, char **);
     } cmds[] = {{"info", cmd_info}, {"convert", cmd_convert}, {"spmm", cmd_spmm}, {"gen", cmd_gen},
-                {"bench", cmd_bench}};
+                {"spgemm", cmd_spgemm}, {"closure", cmd_closure}, {"bench", cmd_bench}};
     const char *c = argv[1];
     if (strcmp(c, "help") == 0 || strcmp(c, "--help") == 0 || strcmp(c, "-h") == 0) {
         usage(stdout);
