@@ -9,6 +9,9 @@
 #include <stdint.h>
 
 #include "spx.h"
+extern "C" {
+#include "backend/cuda/spmm_cuda.h"
+}
 
 #define SPX_FULL_MASK 0xffffffffu
 
@@ -27,6 +30,30 @@ template <> __device__ __forceinline__ __half from_acc<__half>(float x) { return
 template <> __device__ __forceinline__ __nv_bfloat16 from_acc<__nv_bfloat16>(float x)
 {
     return __float2bfloat16_rn(x);
+}
+
+// The dense operands and scalars every SpMM kernel takes: C = alpha * op(A)
+// * B + beta * C with B and C row-major, n columns.
+template <typename T> struct dense_ops {
+    int64_t n;
+    const T *B;
+    int64_t ldb;
+    T *C;
+    int64_t ldc;
+    typename acc_of<T>::type alpha, beta;
+};
+
+template <typename T> dense_ops<T> dense_ops_from(const spx_cuda_dense_args *d)
+{
+    dense_ops<T> o;
+    o.n = d->n;
+    o.B = static_cast<const T *>(d->B);
+    o.ldb = d->ldb;
+    o.C = static_cast<T *>(d->C);
+    o.ldc = d->ldc;
+    o.alpha = (typename acc_of<T>::type)d->alpha;
+    o.beta = (typename acc_of<T>::type)d->beta;
+    return o;
 }
 
 // Value of entry p of A (pattern matrices have no values: 1).

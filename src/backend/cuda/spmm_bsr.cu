@@ -16,12 +16,7 @@ template <typename T> struct bsr_params {
     const int32_t *colidx;
     const T *vals;
     int64_t rows, cols, br, bc, brows;
-    int64_t n;
-    const T *B;
-    int64_t ldb;
-    T *C;
-    int64_t ldc;
-    typename acc_of<T>::type alpha, beta;
+    dense_ops<T> d;
 };
 
 template <typename T, int V>
@@ -34,10 +29,10 @@ __global__ void __launch_bounds__(256) bsr_kernel(const bsr_params<T> p)
         return;
     const int64_t r0 = (int64_t)blockIdx.z * 16; // slice of the block's rows
     const int64_t nr = p.br - r0 < 16 ? p.br - r0 : 16;
-    const int64_t ntiles = (p.n + 32 * V - 1) / (32 * V);
+    const int64_t ntiles = (p.d.n + 32 * V - 1) / (32 * V);
     for (int64_t tile = blockIdx.y; tile < ntiles; tile += gridDim.y) {
         const int64_t col0 = tile * 32 * V + (int64_t)lane * V;
-        const int count = p.n - col0 >= V ? V : (int)(p.n - col0);
+        const int count = p.d.n - col0 >= V ? V : (int)(p.d.n - col0);
         A acc[16][V];
 #pragma unroll
         for (int r = 0; r < 16; r++)
@@ -52,9 +47,9 @@ __global__ void __launch_bounds__(256) bsr_kernel(const bsr_params<T> p)
                 if (count <= 0)
                     break;
                 if (count == V)
-                    load_v<T, V>(p.B + (kbase + cc) * p.ldb + col0, bv);
+                    load_v<T, V>(p.d.B + (kbase + cc) * p.d.ldb + col0, bv);
                 else
-                    load_partial<T, V>(p.B + (kbase + cc) * p.ldb + col0, count, bv);
+                    load_partial<T, V>(p.d.B + (kbase + cc) * p.d.ldb + col0, count, bv);
 #pragma unroll
                 for (int r = 0; r < 16; r++)
                     if (r < nr) {
@@ -70,7 +65,7 @@ __global__ void __launch_bounds__(256) bsr_kernel(const bsr_params<T> p)
             for (int r = 0; r < 16; r++) {
                 const int64_t row = brow * p.br + r0 + r;
                 if (r < nr && row < p.rows)
-                    store_epilogue<T, V>(p.C + row * p.ldc + col0, count, acc[r], p.alpha, p.beta);
+                    store_epilogue<T, V>(p.d.C + row * p.d.ldc + col0, count, acc[r], p.d.alpha, p.d.beta);
             }
     }
 }
@@ -79,7 +74,7 @@ __global__ void __launch_bounds__(256) bsr_kernel(const bsr_params<T> p)
 template <typename T>
 __device__ __forceinline__ float b_at(const bsr_params<T> &p, int64_t k, int64_t j)
 {
-    return k < p.cols && j < p.n ? (float)to_acc(p.B[k * p.ldb + j]) : 0.0f;
+    return k < p.cols && j < p.d.n ? (float)to_acc(p.d.B[k * p.d.ldb + j]) : 0.0f;
 }
 
 template <typename T>
@@ -99,7 +94,7 @@ __global__ void __launch_bounds__(128) bsr_tc_kernel(const bsr_params<T> p)
         return;
     constexpr bool tf32 = sizeof(H) == 4;
     constexpr int KS = tf32 ? 8 : 16;
-    const int64_t ntiles = (p.n + 8 * NT - 1) / (8 * NT);
+    const int64_t ntiles = (p.d.n + 8 * NT - 1) / (8 * NT);
     for (int64_t tile = blockIdx.y; tile < ntiles; tile += gridDim.y) {
         const int64_t cbase = tile * 8 * NT;
         float c[NT][4];
@@ -144,10 +139,10 @@ __global__ void __launch_bounds__(128) bsr_tc_kernel(const bsr_params<T> p)
             for (int h = 0; h < 4; h++) {
                 const int64_t row = brow * 16 + g + (h >= 2 ? 8 : 0);
                 const int64_t col = cbase + j * 8 + 2 * q + (h & 1);
-                if (row < p.rows && col < p.n) {
-                    T *e = p.C + row * p.ldc + col;
-                    const A v = p.alpha * (A)c[j][h];
-                    *e = from_acc<T>(p.beta != A(0) ? v + p.beta * to_acc(*e) : v);
+                if (row < p.rows && col < p.d.n) {
+                    T *e = p.d.C + row * p.d.ldc + col;
+                    const A v = p.d.alpha * (A)c[j][h];
+                    *e = from_acc<T>(p.d.beta != A(0) ? v + p.d.beta * to_acc(*e) : v);
                 }
             }
     }
@@ -165,13 +160,7 @@ bsr_params<T> make_params(const spx_cuda_bsr *A, const spx_cuda_dense_args *d)
     p.br = A->br;
     p.bc = A->bc;
     p.brows = A->brows;
-    p.n = d->n;
-    p.B = static_cast<const T *>(d->B);
-    p.ldb = d->ldb;
-    p.C = static_cast<T *>(d->C);
-    p.ldc = d->ldc;
-    p.alpha = (typename acc_of<T>::type)d->alpha;
-    p.beta = (typename acc_of<T>::type)d->beta;
+    p.d = dense_ops_from<T>(d);
     return p;
 }
 

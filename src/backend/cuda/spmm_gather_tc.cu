@@ -19,12 +19,8 @@ template <typename T, typename H> struct gather_params {
     const int64_t *union_ptr;
     const int32_t *union_cols;
     const H *tile;
-    int64_t ngroups, n;
-    const T *B;
-    int64_t ldb;
-    T *C;
-    int64_t ldc;
-    typename acc_of<T>::type alpha, beta;
+    int64_t ngroups;
+    dense_ops<T> d;
 };
 
 template <typename H> __device__ __forceinline__ float h2f(H x) { return (float)to_acc(x); }
@@ -33,7 +29,7 @@ template <> __device__ __forceinline__ float h2f<float>(float x) { return x; }
 template <typename T, typename H>
 __device__ __forceinline__ float gather_b(const gather_params<T, H> &p, int32_t k, int64_t col)
 {
-    return k >= 0 && col < p.n ? (float)to_acc(p.B[(int64_t)k * p.ldb + col]) : 0.0f;
+    return k >= 0 && col < p.d.n ? (float)to_acc(p.d.B[(int64_t)k * p.d.ldb + col]) : 0.0f;
 }
 
 template <typename T, typename H, int NT>
@@ -46,10 +42,10 @@ __global__ void __launch_bounds__(128) gather_tc_kernel(const gather_params<T, H
     const int64_t u0 = p.union_ptr[grp], U = p.union_ptr[grp + 1] - u0;
     const H *tile = p.tile + 16 * u0;
     const int32_t *ucols = p.union_cols + u0;
-    const int64_t ntiles = (p.n + 32 * NT - 1) / (32 * NT);
+    const int64_t ntiles = (p.d.n + 32 * NT - 1) / (32 * NT);
     for (int64_t ct = blockIdx.y; ct < ntiles; ct += gridDim.y) {
         const int64_t cbase = (ct * 4 + warp) * 8 * NT;
-        if (cbase >= p.n)
+        if (cbase >= p.d.n)
             continue;
         float c[NT][4];
 #pragma unroll
@@ -95,10 +91,10 @@ __global__ void __launch_bounds__(128) gather_tc_kernel(const gather_params<T, H
 #pragma unroll
             for (int j = 0; j < NT; j++) {
                 const int64_t col = cbase + j * 8 + 2 * q + (h & 1);
-                if (col < p.n) {
-                    T *e = p.C + (int64_t)row * p.ldc + col;
-                    const A v = p.alpha * (A)c[j][h];
-                    *e = from_acc<T>(p.beta != A(0) ? v + p.beta * to_acc(*e) : v);
+                if (col < p.d.n) {
+                    T *e = p.d.C + (int64_t)row * p.d.ldc + col;
+                    const A v = p.d.alpha * (A)c[j][h];
+                    *e = from_acc<T>(p.d.beta != A(0) ? v + p.d.beta * to_acc(*e) : v);
                 }
             }
         }
@@ -115,13 +111,7 @@ cudaError_t launch_t(const spx_cuda_gather *G, const spx_cuda_dense_args *d)
     p.union_cols = G->union_cols;
     p.tile = static_cast<const H *>(G->tile_vals);
     p.ngroups = G->ngroups;
-    p.n = d->n;
-    p.B = static_cast<const T *>(d->B);
-    p.ldb = d->ldb;
-    p.C = static_cast<T *>(d->C);
-    p.ldc = d->ldc;
-    p.alpha = (typename acc_of<T>::type)d->alpha;
-    p.beta = (typename acc_of<T>::type)d->beta;
+    p.d = dense_ops_from<T>(d);
     int64_t gy = (d->n + 32 * NT - 1) / (32 * NT);
     if (G->ngroups > 0x7fffffff)
         return cudaErrorInvalidConfiguration;

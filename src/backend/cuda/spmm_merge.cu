@@ -43,12 +43,7 @@ template <typename T> struct merge_params {
     int32_t *carry_rows;
     typename acc_of<T>::type *carry_vals; // [2 * nwarps][n]
     unsigned char *through;               // [nwarps]
-    int64_t n;
-    const T *B;
-    int64_t ldb;
-    T *C;
-    int64_t ldc;
-    typename acc_of<T>::type alpha, beta;
+    dense_ops<T> d;
 };
 
 // acc += sum over entries [y0, y1) of A(row, col) * B(col, lane's columns).
@@ -75,7 +70,7 @@ __device__ __forceinline__ void accumulate(const merge_params<T> &p, int64_t y0,
                 cj[u] = __shfl_sync(SPX_FULL_MASK, col, (j0 + u) & 31);
                 vj[u] = __shfl_sync(SPX_FULL_MASK, v, (j0 + u) & 31);
             }
-            fma_rows<T, V, 4>(bcol, p.ldb, cj, vj, cnt - j0, count, acc);
+            fma_rows<T, V, 4>(bcol, p.d.ldb, cj, vj, cnt - j0, count, acc);
         }
     }
 }
@@ -88,7 +83,7 @@ __device__ __forceinline__ void save_carry(const merge_params<T> &p, int64_t slo
     if (first_tile && (threadIdx.x & 31) == 0)
         p.carry_rows[slot] = (int32_t)row;
     for (int t = 0; t < V && t < count; t++)
-        p.carry_vals[slot * p.n + col0 + t] = acc[t];
+        p.carry_vals[slot * p.d.n + col0 + t] = acc[t];
 }
 
 template <typename T, int V>
@@ -100,12 +95,12 @@ __global__ void __launch_bounds__(256) merge_kernel(const merge_params<T> p)
     if (w >= p.nwarps)
         return; // whole warps leave together
     const int64_t x_end = p.start_row[w + 1], y_end = p.start_nnz[w + 1];
-    const int64_t ntiles = (p.n + 32 * V - 1) / (32 * V);
+    const int64_t ntiles = (p.d.n + 32 * V - 1) / (32 * V);
     for (int64_t tile = blockIdx.y; tile < ntiles; tile += gridDim.y) {
         const bool first_tile = tile == 0;
         const int64_t col0 = tile * 32 * V + (int64_t)lane * V;
-        const int count = p.n - col0 >= V ? V : (int)(p.n - col0);
-        const T *bcol = p.B + col0;
+        const int count = p.d.n - col0 >= V ? V : (int)(p.d.n - col0);
+        const T *bcol = p.d.B + col0;
         int64_t x = p.start_row[w], y = p.start_nnz[w];
         bool began = x < p.m && y == p.rowptr[x];
         A acc[V];
@@ -118,7 +113,7 @@ __global__ void __launch_bounds__(256) merge_kernel(const merge_params<T> p)
             y = row_end;
             if (began) {
                 if (count > 0)
-                    store_epilogue<T, V>(p.C + x * p.ldc + col0, count, acc, p.alpha, p.beta);
+                    store_epilogue<T, V>(p.d.C + x * p.d.ldc + col0, count, acc, p.d.alpha, p.d.beta);
             } else {
                 save_carry<T, V>(p, 2 * w, x, col0, count, first_tile, acc); // end of a cut row
                 if (first_tile && lane == 0)
@@ -155,25 +150,25 @@ __global__ void __launch_bounds__(256) fixup_kernel(const merge_params<T> p)
     const int32_t row = p.carry_rows[2 * w + 1];
     if (row < 0)
         return;
-    const int64_t ntiles = (p.n + 32 * V - 1) / (32 * V);
+    const int64_t ntiles = (p.d.n + 32 * V - 1) / (32 * V);
     for (int64_t tile = blockIdx.y; tile < ntiles; tile += gridDim.y) {
         const int64_t col0 = tile * 32 * V + (int64_t)lane * V;
-        const int count = p.n - col0 >= V ? V : (int)(p.n - col0);
+        const int count = p.d.n - col0 >= V ? V : (int)(p.d.n - col0);
         if (count <= 0)
             continue;
         A acc[V];
 #pragma unroll
         for (int t = 0; t < V; t++)
-            acc[t] = t < count ? p.carry_vals[(2 * w + 1) * p.n + col0 + t] : A(0);
+            acc[t] = t < count ? p.carry_vals[(2 * w + 1) * p.d.n + col0 + t] : A(0);
         for (int64_t w2 = w + 1; w2 < p.nwarps && p.carry_rows[2 * w2] == row; w2++) {
 #pragma unroll
             for (int t = 0; t < V; t++)
                 if (t < count)
-                    acc[t] += p.carry_vals[(2 * w2) * p.n + col0 + t];
+                    acc[t] += p.carry_vals[(2 * w2) * p.d.n + col0 + t];
             if (!p.through[w2])
                 break;
         }
-        store_epilogue<T, V>(p.C + (int64_t)row * p.ldc + col0, count, acc, p.alpha, p.beta);
+        store_epilogue<T, V>(p.d.C + (int64_t)row * p.d.ldc + col0, count, acc, p.d.alpha, p.d.beta);
     }
 }
 
@@ -193,13 +188,7 @@ cudaError_t launch_merge_t(const spx_cuda_csr *A, int64_t nwarps, const int64_t 
     p.carry_rows = carry_rows;
     p.carry_vals = static_cast<typename acc_of<T>::type *>(carry_vals);
     p.through = through;
-    p.n = d->n;
-    p.B = static_cast<const T *>(d->B);
-    p.ldb = d->ldb;
-    p.C = static_cast<T *>(d->C);
-    p.ldc = d->ldc;
-    p.alpha = (typename acc_of<T>::type)d->alpha;
-    p.beta = (typename acc_of<T>::type)d->beta;
+    p.d = dense_ops_from<T>(d);
     cudaError_t e = cudaMemsetAsync(carry_rows, 0xff, (size_t)(2 * nwarps) * sizeof(int32_t), d->stream);
     if (e != cudaSuccess)
         return e;

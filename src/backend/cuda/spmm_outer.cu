@@ -16,12 +16,7 @@ template <typename T> struct outer_params {
     const T *vals;
     int64_t nk;
     int group;
-    int64_t n;
-    const T *B;
-    int64_t ldb;
-    T *C;
-    int64_t ldc;
-    T alpha;
+    dense_ops<T> d;
 };
 
 template <typename T, int V>
@@ -41,17 +36,17 @@ __global__ void __launch_bounds__(256) outer_kernel(const outer_params<T> p)
         int64_t u = __shfl_xor_sync(SPX_FULL_MASK, chunks, o);
         chunks = u > chunks ? u : chunks;
     }
-    const int64_t tile_cols = (int64_t)G * V, ntiles = (p.n + tile_cols - 1) / tile_cols;
+    const int64_t tile_cols = (int64_t)G * V, ntiles = (p.d.n + tile_cols - 1) / tile_cols;
     for (int64_t tile = blockIdx.y; tile < ntiles; tile += gridDim.y) {
         const int64_t col0 = tile * tile_cols + (int64_t)glane * V;
-        const int count = p.n - col0 >= V ? V : (int)(p.n - col0);
+        const int count = p.d.n - col0 >= V ? V : (int)(p.d.n - col0);
         T b[V];
         if (k < p.nk && count > 0) {
             T tmp[V];
-            load_partial<T, V>(p.B + k * p.ldb + col0, count, tmp);
+            load_partial<T, V>(p.d.B + k * p.d.ldb + col0, count, tmp);
 #pragma unroll
             for (int t = 0; t < V; t++)
-                b[t] = p.alpha * tmp[t];
+                b[t] = p.d.alpha * tmp[t];
         }
         for (int64_t c = 0; c < chunks; c++) {
             const int64_t i = c * G + glane;
@@ -69,7 +64,7 @@ __global__ void __launch_bounds__(256) outer_kernel(const outer_params<T> p)
                 const T vj = __shfl_sync(SPX_FULL_MASK, v, j, G);
                 if (j < cnt)
                     for (int t = 0; t < V && t < count; t++)
-                        atomicAdd(p.C + (int64_t)rj * p.ldc + col0 + t, vj * b[t]);
+                        atomicAdd(p.d.C + (int64_t)rj * p.d.ldc + col0 + t, vj * b[t]);
             }
         }
     }
@@ -96,12 +91,7 @@ cudaError_t launch_outer_t(const spx_cuda_csr *At, int group, const spx_cuda_den
     p.vals = static_cast<const T *>(At->vals);
     p.nk = At->rows;
     p.group = group;
-    p.n = d->n;
-    p.B = static_cast<const T *>(d->B);
-    p.ldb = d->ldb;
-    p.C = static_cast<T *>(d->C);
-    p.ldc = d->ldc;
-    p.alpha = (T)d->alpha;
+    p.d = dense_ops_from<T>(d);
     int64_t gx = (At->rows * group + 255) / 256, gy = (d->n + (int64_t)group * V - 1) / ((int64_t)group * V);
     dim3 grid((unsigned)gx, (unsigned)(gy > 65535 ? 65535 : gy));
     outer_kernel<T, V><<<grid, 256, 0, d->stream>>>(p);

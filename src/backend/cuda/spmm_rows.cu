@@ -31,12 +31,7 @@ template <typename T> struct rows_params {
     const int32_t *perm, *rowlen;
     int64_t slice_c;
     int group;
-    int64_t n;
-    const T *B;
-    int64_t ldb;
-    T *C;
-    int64_t ldc;
-    typename acc_of<T>::type alpha, beta;
+    dense_ops<T> d;
 };
 
 template <typename T, int V, bool SELL>
@@ -64,17 +59,17 @@ __global__ void __launch_bounds__(256) rows_kernel(const rows_params<T> p)
         start = p.rowptr[row];
         len = p.rowptr[row + 1] - start;
     }
-    const int64_t tile_cols = (int64_t)G * V, ntiles = (p.n + tile_cols - 1) / tile_cols;
+    const int64_t tile_cols = (int64_t)G * V, ntiles = (p.d.n + tile_cols - 1) / tile_cols;
     for (int64_t tile = blockIdx.y; tile < ntiles; tile += gridDim.y) {
         const int64_t col0 = tile * tile_cols + (int64_t)glane * V;
-        const int count = p.n - col0 >= V ? V : (int)(p.n - col0); // <= 0: lane idle
+        const int count = p.d.n - col0 >= V ? V : (int)(p.d.n - col0); // <= 0: lane idle
         A acc[V];
 #pragma unroll
         for (int t = 0; t < V; t++)
             acc[t] = A(0);
-        team_accumulate<T, V, true>(p.colidx, p.vals, start, len, stride, team, G, p.B + col0, p.ldb, count, acc);
+        team_accumulate<T, V, true>(p.colidx, p.vals, start, len, stride, team, G, p.d.B + col0, p.d.ldb, count, acc);
         if (row >= 0 && count > 0 && tl < G)
-            store_epilogue<T, V>(p.C + row * p.ldc + col0, count, acc, p.alpha, p.beta);
+            store_epilogue<T, V>(p.d.C + row * p.d.ldc + col0, count, acc, p.d.alpha, p.d.beta);
     }
 }
 
@@ -91,19 +86,19 @@ __global__ void __launch_bounds__(512) block_rows_kernel(const rows_params<T> p)
     const int G = p.group, glane = lane & (G - 1);
     const int64_t row = p.rows ? p.rows[p.seg_offset[0] + blockIdx.x] : blockIdx.x;
     const int64_t start = p.rowptr[row], len = p.rowptr[row + 1] - start;
-    const int64_t tile_cols = (int64_t)G * V, ntiles = (p.n + tile_cols - 1) / tile_cols;
+    const int64_t tile_cols = (int64_t)G * V, ntiles = (p.d.n + tile_cols - 1) / tile_cols;
     // warp w owns the chunks w, w + nwarps, ... of 32 entries: a strided range
     const int64_t nchunks = (len + 31) / 32;
     for (int64_t tile = blockIdx.y; tile < ntiles; tile += gridDim.y) {
         const int64_t col0 = tile * tile_cols + (int64_t)glane * V;
-        const int count = p.n - col0 >= V ? V : (int)(p.n - col0);
+        const int count = p.d.n - col0 >= V ? V : (int)(p.d.n - col0);
         A acc[V];
 #pragma unroll
         for (int t = 0; t < V; t++)
             acc[t] = A(0);
         for (int64_t c = warp; c < nchunks; c += nwarps) {
             const int64_t b = c * 32, l = len - b < 32 ? len - b : 32;
-            team_accumulate<T, V, false>(p.colidx, p.vals, start + b, l, 1, 32, G, p.B + col0, p.ldb, count, acc);
+            team_accumulate<T, V, false>(p.colidx, p.vals, start + b, l, 1, 32, G, p.d.B + col0, p.d.ldb, count, acc);
         }
         for (int o = G; o < 32; o <<= 1) // the warp's sub-groups, then the warps below
 #pragma unroll
@@ -120,7 +115,7 @@ __global__ void __launch_bounds__(512) block_rows_kernel(const rows_params<T> p)
                 for (int t = 0; t < V; t++)
                     acc[t] += red[(w * G + lane) * V + t];
             if (count > 0)
-                store_epilogue<T, V>(p.C + row * p.ldc + col0, count, acc, p.alpha, p.beta);
+                store_epilogue<T, V>(p.d.C + row * p.d.ldc + col0, count, acc, p.d.alpha, p.d.beta);
         }
         __syncthreads(); // red is reused by the next tile
     }
@@ -131,13 +126,7 @@ rows_params<T> make_params(const spx_cuda_dense_args *d, int group)
 {
     rows_params<T> p = {};
     p.group = group;
-    p.n = d->n;
-    p.B = static_cast<const T *>(d->B);
-    p.ldb = d->ldb;
-    p.C = static_cast<T *>(d->C);
-    p.ldc = d->ldc;
-    p.alpha = (typename acc_of<T>::type)d->alpha;
-    p.beta = (typename acc_of<T>::type)d->beta;
+    p.d = dense_ops_from<T>(d);
     return p;
 }
 

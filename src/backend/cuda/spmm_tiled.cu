@@ -16,12 +16,8 @@ template <typename T> struct tiled_params {
     const int64_t *rowptr;
     const int32_t *colidx;
     const T *vals;
-    int64_t m, k, n, tn, rows_per_block;
-    const T *B;
-    int64_t ldb;
-    T *C;
-    int64_t ldc;
-    typename acc_of<T>::type alpha, beta;
+    int64_t m, k, tn, rows_per_block;
+    dense_ops<T> d;
     int vec_loads; // B and C may be accessed with 16-byte vectors
 };
 
@@ -34,12 +30,12 @@ __global__ void __launch_bounds__(256) tiled_kernel(const tiled_params<T> p)
     const int64_t tn = p.tn, c0 = (int64_t)blockIdx.y * tn, per_row = tn / V;
     for (int64_t e = threadIdx.x; e < p.k * per_row; e += blockDim.x) {
         const int64_t kr = e / per_row, cc = c0 + (e - kr * per_row) * V;
-        const int cnt = p.n - cc >= V ? V : (p.n - cc > 0 ? (int)(p.n - cc) : 0);
+        const int cnt = p.d.n - cc >= V ? V : (p.d.n - cc > 0 ? (int)(p.d.n - cc) : 0);
         A tmp[V];
         if (cnt == V && p.vec_loads)
-            load_v<T, V>(p.B + kr * p.ldb + cc, tmp);
+            load_v<T, V>(p.d.B + kr * p.d.ldb + cc, tmp);
         else
-            load_partial<T, V>(p.B + kr * p.ldb + cc, cnt, tmp);
+            load_partial<T, V>(p.d.B + kr * p.d.ldb + cc, cnt, tmp);
 #pragma unroll
         for (int t = 0; t < V; t++)
             bs[kr * tn + (cc - c0) + t] = from_acc<T>(tmp[t]);
@@ -48,7 +44,7 @@ __global__ void __launch_bounds__(256) tiled_kernel(const tiled_params<T> p)
     const int lane = threadIdx.x & 31, warp = threadIdx.x >> 5, nwarps = blockDim.x >> 5;
     const int G = (int)per_row, glane = lane & (G - 1), sub = lane / G;
     const int64_t col0 = c0 + (int64_t)glane * V;
-    const int count = p.n - col0 >= V ? V : (int)(p.n - col0);
+    const int count = p.d.n - col0 >= V ? V : (int)(p.d.n - col0);
     const int64_t r_end = ((int64_t)blockIdx.x + 1) * p.rows_per_block < p.m ? ((int64_t)blockIdx.x + 1) * p.rows_per_block : p.m;
     for (int64_t row = (int64_t)blockIdx.x * p.rows_per_block + warp; row < r_end; row += nwarps) {
         A acc[V];
@@ -59,7 +55,7 @@ __global__ void __launch_bounds__(256) tiled_kernel(const tiled_params<T> p)
         team_accumulate<T, V, true, true>(p.colidx, p.vals, start, p.rowptr[row + 1] - start, 1, 32, G,
                                           bs + glane * V, tn, count, acc);
         if (sub == 0 && count > 0)
-            store_epilogue<T, V>(p.C + row * p.ldc + col0, count, acc, p.alpha, p.beta, p.vec_loads != 0);
+            store_epilogue<T, V>(p.d.C + row * p.d.ldc + col0, count, acc, p.d.alpha, p.d.beta, p.vec_loads != 0);
     }
 }
 
@@ -72,15 +68,9 @@ cudaError_t launch_t(const spx_cuda_csr *A, int64_t tn, const spx_cuda_dense_arg
     p.vals = static_cast<const T *>(A->vals);
     p.m = A->rows;
     p.k = A->cols;
-    p.n = d->n;
+    p.d = dense_ops_from<T>(d);
     p.tn = tn;
     p.rows_per_block = 64;
-    p.B = static_cast<const T *>(d->B);
-    p.ldb = d->ldb;
-    p.C = static_cast<T *>(d->C);
-    p.ldc = d->ldc;
-    p.alpha = (typename acc_of<T>::type)d->alpha;
-    p.beta = (typename acc_of<T>::type)d->beta;
     p.vec_loads = d->vec > 1;
     if (tn <= 0 || tn % V || tn / V > 32 || (tn / V & (tn / V - 1)))
         return cudaErrorInvalidValue;
