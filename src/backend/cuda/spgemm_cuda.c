@@ -311,7 +311,7 @@ static spx_status run(spx_gemm *g)
         return s;
     g->fixed = g->live;
     if (g->m > 0) {
-        SPX_CUDA_TRY(ctx, spx__cuda_gemm_work(&g->d, g->stream), "SpGEMM work pass");
+        SPX_CUDA_TRY(ctx, spx__cuda_gemm_work(&g->d, g->a->A->nnz, g->stream), "SpGEMM work pass");
         if ((s = spx__cuda_launch_check(ctx, "SpGEMM work pass")))
             return s;
     }
@@ -367,6 +367,7 @@ spx_status spx__cuda_spgemm(spx_ctx *ctx, const spx_spgemm_args *a)
     g.d.mask = a->mask;
     g.d.complement = a->complement;
     g.d.drop = a->drop_identity;
+    g.d.track_changed = a->changed && a->accum;
     make_bins(&g, 0, &g.sym);
     make_bins(&g, 1, &g.num);
     g.sym.num_smax = g.num.nshared ? g.num.max_size[g.num.nshared] : 0;

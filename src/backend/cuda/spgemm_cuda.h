@@ -60,6 +60,7 @@ typedef struct spx_gemm_dev {
     int mask;                  /* spx_mask_kind, complements of triangles folded in */
     int complement;            /* MATRIX: keep what M excludes; NONE: keep nothing */
     int drop;                  /* drop product entries equal to the add identity */
+    int track_changed;         /* set status->changed (accum given and the caller asks) */
     int out_wide;              /* C's column indices are int64 (else int32) */
     /* per row */
     int32_t *cap;  /* bound on the entries of the product's row (work pass) */
@@ -103,8 +104,13 @@ typedef struct spx_gemm_launch {
 
 /* Table slots of a row of `size` entries: a hash table of at least twice
  * the size (64 at least, a power of two), or the row's column range when
- * that is no larger (a dense table). Never above 2^31: a row's range is
- * below 2^31 and a larger hash table would be bigger than it. */
+ * that is no larger (a dense table). Tables in device memory (glob) are
+ * dense up to SPX_GEMM_GLOB_DENSE times the hash size: sorting a large hash
+ * row there costs far more than scanning a longer dense range, and the few
+ * regions can afford the room. Never above 2^31: a row's range is below
+ * 2^31. Monotone in size for a fixed range, so a bound on the size bounds
+ * the slots. */
+#define SPX_GEMM_GLOB_DENSE 16
 static inline SPX_GEMM_HD int64_t spx__gemm_hash_slots(int64_t size)
 {
     int64_t s = 64;
@@ -112,10 +118,10 @@ static inline SPX_GEMM_HD int64_t spx__gemm_hash_slots(int64_t size)
         s <<= 1;
     return s;
 }
-static inline SPX_GEMM_HD int64_t spx__gemm_row_slots(int64_t size, int64_t range)
+static inline SPX_GEMM_HD int64_t spx__gemm_row_slots(int64_t size, int64_t range, int glob)
 {
     int64_t h = spx__gemm_hash_slots(size);
-    return range > 0 && range <= h ? range : h;
+    return range > 0 && range <= (glob ? SPX_GEMM_GLOB_DENSE : 1) * h ? range : h;
 }
 
 /* Bytes of a table of S slots (values of vsz bytes when numeric; with the
@@ -140,8 +146,8 @@ static inline SPX_GEMM_HD int64_t spx__gemm_stage_bytes(int G, int64_t vsz)
 
 /* ---- launchers (spgemm_phases.cu) ---- */
 
-/* cap, rlo and rhi of every row. */
-cudaError_t spx__cuda_gemm_work(const spx_gemm_dev *d, cudaStream_t stream);
+/* cap, rlo and rhi of every row (nnz_a: A's entries, to size the lanes per row). */
+cudaError_t spx__cuda_gemm_work(const spx_gemm_dev *d, int64_t nnz_a, cudaStream_t stream);
 /* bin[i] of every row by size[i]. Symbolic binning (numeric == 0) also sets
  * cnt = 0 and tot = |accum row| for rows of size 0 and gathers every
  * statistic; numeric binning counts rows only. stats (SPX_GEMM_NSTATS) must

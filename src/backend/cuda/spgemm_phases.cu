@@ -16,47 +16,55 @@ unsigned grid_for(int64_t threads)
     return (unsigned)(g < 1 ? 1 : (g > 65536 ? 65536 : g));
 }
 
-__device__ __forceinline__ int64_t warp_sum(int64_t v)
+// Reductions over aligned groups of L lanes (L a power of two <= 32).
+template <int L> __device__ __forceinline__ int64_t lanes_sum(int64_t v)
 {
 #pragma unroll
-    for (int o = 16; o > 0; o >>= 1)
+    for (int o = L / 2; o > 0; o >>= 1)
         v += __shfl_xor_sync(SPX_GEMM_FULL, v, o);
     return v;
 }
-__device__ __forceinline__ int32_t warp_min(int32_t v)
+template <int L> __device__ __forceinline__ int32_t lanes_min(int32_t v)
 {
 #pragma unroll
-    for (int o = 16; o > 0; o >>= 1)
+    for (int o = L / 2; o > 0; o >>= 1)
         v = min(v, __shfl_xor_sync(SPX_GEMM_FULL, v, o));
     return v;
 }
-__device__ __forceinline__ int32_t warp_max(int32_t v)
+template <int L> __device__ __forceinline__ int32_t lanes_max(int32_t v)
 {
 #pragma unroll
-    for (int o = 16; o > 0; o >>= 1)
+    for (int o = L / 2; o > 0; o >>= 1)
         v = max(v, __shfl_xor_sync(SPX_GEMM_FULL, v, o));
     return v;
 }
 
-// A warp per row: the products of the row under the mask's window (the
-// bound cap, also capped by the window and a plain mask row) and the span of
-// columns they reach.
-__global__ void __launch_bounds__(SPX_GEMM_BLOCK) work_kernel(const spx_gemm_dev d)
+// L lanes per row (L near the mean row length of A: short rows would leave
+// most of a warp idle and make the pass latency-bound): the products of the
+// row under the mask's window (the bound cap, also capped by the window and
+// a plain mask row) and the span of columns they reach. Every lane of a
+// warp runs the same number of iterations, so the shuffles see all lanes.
+template <int L> __global__ void __launch_bounds__(SPX_GEMM_BLOCK) work_kernel(const spx_gemm_dev d)
 {
-    const int lane = threadIdx.x & 31;
-    const int64_t warps = (int64_t)gridDim.x * (SPX_GEMM_BLOCK / 32);
-    for (int64_t i = ((int64_t)blockIdx.x * blockDim.x + threadIdx.x) >> 5; i < d.m; i += warps) {
+    const int lane = threadIdx.x & (L - 1);
+    const int64_t step = (int64_t)gridDim.x * (SPX_GEMM_BLOCK / L);
+    const int64_t first = ((int64_t)blockIdx.x * blockDim.x + threadIdx.x) / L;
+    const int64_t warp_first = first - ((threadIdx.x & 31) / L); // row of the warp's lane 0
+    for (int64_t i0 = warp_first; i0 < d.m; i0 += step) {
+        const int64_t i = i0 + (first - warp_first);
+        const bool row = i < d.m;
         int64_t mb = 0, me = 0;
-        if (d.M.ptr) {
+        if (row && d.M.ptr) {
             mb = d.M.ptr[i];
             me = d.M.ptr[i + 1];
         }
-        int32_t lo, hi;
-        row_window(d, i, mb, me, &lo, &hi);
+        int32_t lo = 0, hi = 0;
+        if (row)
+            row_window(d, i, mb, me, &lo, &hi);
         int64_t w = 0;
         int32_t jmin = INT32_MAX, jmax = -1;
-        if (lo < hi) {
-            for (int64_t p = d.A.ptr[i] + lane, pe = d.A.ptr[i + 1]; p < pe; p += 32) {
+        if (row && lo < hi) {
+            for (int64_t p = d.A.ptr[i] + lane, pe = d.A.ptr[i + 1]; p < pe; p += L) {
                 const int32_t k = __ldg(d.A.col + p);
                 int64_t qb = __ldg(d.B.ptr + k), qe = __ldg(d.B.ptr + k + 1);
                 cut_row(d.B.col, &qb, &qe, lo, hi, d.n);
@@ -67,10 +75,10 @@ __global__ void __launch_bounds__(SPX_GEMM_BLOCK) work_kernel(const spx_gemm_dev
                 }
             }
         }
-        w = warp_sum(w);
-        jmin = warp_min(jmin);
-        jmax = warp_max(jmax);
-        if (lane == 0) {
+        w = lanes_sum<L>(w);
+        jmin = lanes_min<L>(jmin);
+        jmax = lanes_max<L>(jmax);
+        if (row && lane == 0) {
             int64_t cap = w < hi - lo ? w : hi - lo;
             if (d.mask == SPX_MASK_MATRIX && !d.complement && me - mb < cap)
                 cap = me - mb;
@@ -87,6 +95,18 @@ __device__ __forceinline__ bool stat_is_max(int s)
            s == SPX_GEMM_STAT_ROW_BOUND;
 }
 
+__device__ __forceinline__ unsigned long long warp_max_u64(unsigned long long v)
+{
+#pragma unroll
+    for (int o = 16; o > 0; o >>= 1) {
+        const unsigned long long u = __shfl_xor_sync(SPX_GEMM_FULL, v, o);
+        v = u > v ? u : v;
+    }
+    return v;
+}
+
+// A thread per row; the statistics are combined per warp first (the rows
+// of a block would otherwise all hit the same few shared counters).
 __global__ void __launch_bounds__(SPX_GEMM_BLOCK)
     bin_kernel(const spx_gemm_dev d, const int32_t *__restrict__ size, const spx_gemm_bins bins,
                int numeric, unsigned char *bin, unsigned long long *stats)
@@ -95,10 +115,13 @@ __global__ void __launch_bounds__(SPX_GEMM_BLOCK)
     if (threadIdx.x < SPX_GEMM_NSTATS)
         s[threadIdx.x] = 0;
     __syncthreads();
-    const int global = bins.nshared + 1;
-    for (int64_t i = (int64_t)blockIdx.x * blockDim.x + threadIdx.x; i < d.m;
-         i += (int64_t)gridDim.x * blockDim.x) {
-        const int64_t sz = size[i];
+    const int global = bins.nshared + 1, lane = threadIdx.x & 31;
+    const int64_t stride = (int64_t)gridDim.x * blockDim.x;
+    // whole warps iterate together so that the warp reductions see every lane
+    for (int64_t i0 = (int64_t)blockIdx.x * blockDim.x + (threadIdx.x & ~31); i0 < d.m; i0 += stride) {
+        const int64_t i = i0 + lane;
+        const bool row = i < d.m;
+        const int64_t sz = row ? size[i] : 0;
         int b = 0;
         if (sz > 0) {
             b = global;
@@ -106,25 +129,42 @@ __global__ void __launch_bounds__(SPX_GEMM_BLOCK)
                 if (sz <= bins.max_size[c])
                     b = c;
         }
-        bin[i] = (unsigned char)b;
-        atomicAdd(&s[SPX_GEMM_STAT_ROWS + b], 1ull);
+        if (row)
+            bin[i] = (unsigned char)b;
+        for (int c = 0; c <= global; c++) {
+            const unsigned in_bin = __ballot_sync(SPX_GEMM_FULL, row && b == c);
+            if (lane == 0 && in_bin)
+                atomicAdd(&s[SPX_GEMM_STAT_ROWS + c], (unsigned long long)__popc(in_bin));
+        }
         if (numeric)
             continue;
-        const int64_t alen = d.acc.ptr ? d.acc.ptr[i + 1] - d.acc.ptr[i] : 0;
-        if (sz == 0) {
+        const int64_t alen = row && d.acc.ptr ? d.acc.ptr[i + 1] - d.acc.ptr[i] : 0;
+        unsigned long long sym_slots = 0, num_slots = 0;
+        if (row && sz == 0) {
             d.cnt[i] = 0;
             d.tot[i] = alen;
-        } else {
+        } else if (row) {
             const unsigned long long slots =
-                (unsigned long long)spx__gemm_row_slots(sz, (int64_t)d.rhi[i] - d.rlo[i]);
+                (unsigned long long)spx__gemm_row_slots(sz, (int64_t)d.rhi[i] - d.rlo[i], 1);
             if (b == global)
-                atomicMax(&s[SPX_GEMM_STAT_SYM_SLOTS], slots);
-            if (sz > bins.num_smax) {
-                atomicMax(&s[SPX_GEMM_STAT_NUM_SLOTS], slots);
-                atomicAdd(&s[SPX_GEMM_STAT_NUM_ROWS], 1ull);
-            }
+                sym_slots = slots;
+            if (sz > bins.num_smax)
+                num_slots = slots;
         }
-        atomicMax(&s[SPX_GEMM_STAT_ROW_BOUND], (unsigned long long)(sz + alen));
+        const unsigned num_rows = __ballot_sync(SPX_GEMM_FULL, row && sz > bins.num_smax);
+        sym_slots = warp_max_u64(sym_slots);
+        num_slots = warp_max_u64(num_slots);
+        const unsigned long long bound = warp_max_u64(row ? (unsigned long long)(sz + alen) : 0ull);
+        if (lane == 0) {
+            if (sym_slots)
+                atomicMax(&s[SPX_GEMM_STAT_SYM_SLOTS], sym_slots);
+            if (num_slots)
+                atomicMax(&s[SPX_GEMM_STAT_NUM_SLOTS], num_slots);
+            if (num_rows)
+                atomicAdd(&s[SPX_GEMM_STAT_NUM_ROWS], (unsigned long long)__popc(num_rows));
+            if (bound)
+                atomicMax(&s[SPX_GEMM_STAT_ROW_BOUND], bound);
+        }
     }
     __syncthreads();
     const int t = threadIdx.x;
@@ -213,11 +253,19 @@ __global__ void __launch_bounds__(SPX_GEMM_BLOCK)
 
 } // namespace
 
-extern "C" cudaError_t spx__cuda_gemm_work(const spx_gemm_dev *d, cudaStream_t stream)
+extern "C" cudaError_t spx__cuda_gemm_work(const spx_gemm_dev *d, int64_t nnz_a, cudaStream_t stream)
 {
     if (d->m <= 0)
         return cudaSuccess;
-    work_kernel<<<grid_for(d->m * 32), SPX_GEMM_BLOCK, 0, stream>>>(*d);
+    const int64_t mean = nnz_a / d->m;
+    // a warp per row from a mean of 9: skewed rows (power-law graphs) would
+    // hold the sharing rows of a warp back
+    if (mean <= 4)
+        work_kernel<4><<<grid_for(d->m * 4), SPX_GEMM_BLOCK, 0, stream>>>(*d);
+    else if (mean <= 8)
+        work_kernel<8><<<grid_for(d->m * 8), SPX_GEMM_BLOCK, 0, stream>>>(*d);
+    else
+        work_kernel<32><<<grid_for(d->m * 32), SPX_GEMM_BLOCK, 0, stream>>>(*d);
     return cudaGetLastError();
 }
 

@@ -7,9 +7,11 @@
 // consecutive products whatever the lengths of the rows of B. A matrix mask
 // is tested per product by binary search in M(i,:).
 //
-// Table. Keys are claimed with atomicCAS (hash: linear probing from a
-// multiplicative hash; dense: the slot is the column minus the row's first).
-// Symbolic: the count of claims is the row's size. Numeric, unordered: values
+// Table. Hash keys are claimed with atomicCAS (linear probing from a
+// multiplicative hash); a dense table's slot is the column minus the row's
+// first, marked with a fire-and-forget atomicMax (every writer writes the
+// same key). Symbolic: the count of claims (hash) or of marked slots
+// (dense) is the row's size. Numeric, unordered: values
 // start at the add identity and products combine atomically (exact for the
 // semirings and modes that allow it, see spx__cuda_gemm_numeric). Numeric,
 // ordered: a round's products (consecutive in k order) are applied to each
@@ -218,6 +220,46 @@ template <int G> __device__ __forceinline__ int64_t group_scan(int64_t v, int64_
         *total = scratch[NW - 1];
         __syncthreads(); // scratch is reused by the next scan
         return r;
+    }
+}
+
+// Inclusive count of the group's threads with p set (ballots, no 64-bit
+// scan); *total gets the count. Every thread of the group must call it.
+template <int G> __device__ __forceinline__ int64_t flag_scan(bool p, int64_t *total, int64_t *scratch)
+{
+    const int lane = threadIdx.x & 31;
+    const unsigned b = __ballot_sync(SPX_GEMM_FULL, p);
+    const int in_warp = __popc(b & (SPX_GEMM_FULL >> (31 - lane)));
+    if constexpr (G == 32) {
+        *total = __popc(b);
+        return in_warp;
+    } else {
+        const int w = threadIdx.x >> 5;
+        if (lane == 0)
+            scratch[w] = __popc(b);
+        __syncthreads();
+        int64_t before = 0, all = 0;
+#pragma unroll
+        for (int x = 0; x < G / 32; x++) {
+            const int64_t c = scratch[x];
+            before += x < w ? c : 0;
+            all += c;
+        }
+        __syncthreads(); // scratch is reused by the next scan
+        *total = all;
+        return before + in_warp;
+    }
+}
+
+// The group's sum of v (every thread must call it).
+template <int G> __device__ __forceinline__ int64_t group_sum(int32_t v, int64_t *scratch)
+{
+    if constexpr (G == 32) {
+        return (int32_t)__reduce_add_sync(SPX_GEMM_FULL, (unsigned)v);
+    } else {
+        int64_t total;
+        group_scan<G>(v, &total, scratch);
+        return total;
     }
 }
 
@@ -466,6 +508,38 @@ __device__ void bitonic_sort(int32_t *key, T *val, uint32_t P)
     }
 }
 
+// Sort keys[0..n) (distinct, n <= R * 32) with their values in a warp:
+// every entry's place is the count of smaller keys. Cheaper than a bitonic
+// network for the short rows of warp groups.
+template <int R, typename T> __device__ void rank_sort(int32_t *key, T *val, int n)
+{
+    const int lane = threadIdx.x & 31;
+    int32_t k[R];
+    T v[R];
+    int at[R];
+#pragma unroll
+    for (int q = 0; q < R; q++) {
+        const int e = lane + 32 * q;
+        k[q] = e < n ? ld<false>(key + e) : INT32_MIN;
+        v[q] = e < n ? ld<false>(val + e) : T(0);
+        at[q] = 0;
+    }
+    for (int x = 0; x < n; x++) {
+        const int32_t kx = ld<false>(key + x);
+#pragma unroll
+        for (int q = 0; q < R; q++)
+            at[q] += kx < k[q];
+    }
+    __syncwarp();
+#pragma unroll
+    for (int q = 0; q < R; q++)
+        if (lane + 32 * q < n) {
+            key[at[q]] = k[q];
+            val[at[q]] = v[q];
+        }
+    __syncwarp();
+}
+
 // ---- one row ------------------------------------------------------------------------
 
 // Numeric output of row i once every product is in table t: compaction of
@@ -493,7 +567,7 @@ __device__ void emit_row(const spx_gemm_dev &d, int64_t i, const table<typename 
             keep = !(d.drop && vv == ident);
         }
         int64_t chunk;
-        const int64_t incl = group_scan<G>(keep, &chunk, st.scratch);
+        const int64_t incl = flag_scan<G>(keep, &chunk, st.scratch);
         grp::sync(); // every read of this chunk before the writes below
         if (keep) {
             t.key[kept + incl - 1] = kk;
@@ -503,74 +577,88 @@ __device__ void emit_row(const spx_gemm_dev &d, int64_t i, const table<typename 
         grp::sync();
     }
     if (!t.dense && kept > 1) { // hash order: sort
-        uint32_t P = 1;
-        while ((int64_t)P < kept)
-            P <<= 1;
-        for (uint32_t s = (uint32_t)kept + r; s < P; s += G)
-            t.key[s] = INT32_MAX;
-        grp::sync();
-        bitonic_sort<G, GLOB>(t.key, t.val, P);
+        if (G == 32 && !GLOB && kept <= 32) {
+            rank_sort<1>(t.key, t.val, (int)kept);
+        } else if (G == 32 && !GLOB && kept <= 64) {
+            rank_sort<2>(t.key, t.val, (int)kept);
+        } else if (G == 32 && !GLOB && kept <= 128) {
+            rank_sort<4>(t.key, t.val, (int)kept);
+        } else {
+            uint32_t P = 1;
+            while ((int64_t)P < kept)
+                P <<= 1;
+            for (uint32_t s = (uint32_t)kept + r; s < P; s += G)
+                t.key[s] = INT32_MAX;
+            grp::sync();
+            bitonic_sort<G, GLOB>(t.key, t.val, P);
+        }
     }
 
     const T *Cv = (const T *)d.acc.val;
     const int64_t alen = ae - ab, out0 = d.off[i] - d.base;
     bool changed = false;
     int64_t before = 0; // matched pairs in earlier chunks
-    for (int64_t e0 = 0; e0 < kept; e0 += G) {
-        const int64_t e = e0 + r;
-        bool matched = false;
-        int32_t j = 0;
-        T v = ident;
-        int64_t ra = 0;
-        if (e < kept) {
-            j = ld<GLOB>(t.key + e);
-            v = ld<GLOB>(t.val + e);
-            ra = lower_bound(d.acc.col, ab, ae, j) - ab;
-            matched = ra < alen && __ldg(d.acc.col + ab + ra) == j;
-            if (matched) {
-                const T a = Cv[ab + ra];
-                T z;
-                if (SR::add(&z, a, v))
-                    flag_overflow(d, i);
-                changed |= !same_bits(z, a);
-                v = z;
-            } else {
-                changed = true;
+    if (alen == 0) { // no accum row: the sorted entries are the row
+        for (int64_t e = r; e < kept; e += G)
+            write_entry(d, out0 + e, ld<GLOB>(t.key + e), ld<GLOB>(t.val + e));
+        changed = kept > 0;
+    } else {
+        for (int64_t e0 = 0; e0 < kept; e0 += G) {
+            const int64_t e = e0 + r;
+            bool matched = false;
+            int32_t j = 0;
+            T v = ident;
+            int64_t ra = 0;
+            if (e < kept) {
+                j = ld<GLOB>(t.key + e);
+                v = ld<GLOB>(t.val + e);
+                ra = lower_bound(d.acc.col, ab, ae, j) - ab;
+                matched = ra < alen && __ldg(d.acc.col + ab + ra) == j;
+                if (matched) {
+                    const T a = Cv[ab + ra];
+                    T z;
+                    if (SR::add(&z, a, v))
+                        flag_overflow(d, i);
+                    changed |= !same_bits(z, a);
+                    v = z;
+                } else {
+                    changed = true;
+                }
             }
+            int64_t chunk;
+            const int64_t incl = flag_scan<G>(matched, &chunk, st.scratch);
+            if (e < kept) /* entries before: e of the product, ra of accum, less the pairs below */
+                write_entry(d, out0 + e + ra - (before + incl - matched), j, v);
+            before += chunk;
         }
-        int64_t chunk;
-        const int64_t incl = group_scan<G>(matched, &chunk, st.scratch);
-        if (e < kept) /* entries before: e of the product, ra of accum, less the pairs below */
-            write_entry(d, out0 + e + ra - (before + incl - matched), j, v);
-        before += chunk;
-    }
-    before = 0;
-    for (int64_t x0 = 0; x0 < alen; x0 += G) {
-        const int64_t x = x0 + r;
-        bool matched = false;
-        int64_t e = 0;
-        int32_t ja = 0;
-        if (x < alen) {
-            ja = __ldg(d.acc.col + ab + x);
-            int64_t f = kept; // e = product entries below ja
-            while (e < f) {
-                const int64_t mid = e + ((f - e) >> 1);
-                if (ld<GLOB>(t.key + mid) < ja)
-                    e = mid + 1;
-                else
-                    f = mid;
+        before = 0;
+        for (int64_t x0 = 0; x0 < alen; x0 += G) {
+            const int64_t x = x0 + r;
+            bool matched = false;
+            int64_t e = 0;
+            int32_t ja = 0;
+            if (x < alen) {
+                ja = __ldg(d.acc.col + ab + x);
+                int64_t f = kept; // e = product entries below ja
+                while (e < f) {
+                    const int64_t mid = e + ((f - e) >> 1);
+                    if (ld<GLOB>(t.key + mid) < ja)
+                        e = mid + 1;
+                    else
+                        f = mid;
+                }
+                matched = e < kept && ld<GLOB>(t.key + e) == ja;
             }
-            matched = e < kept && ld<GLOB>(t.key + e) == ja;
+            int64_t chunk;
+            const int64_t incl = flag_scan<G>(matched, &chunk, st.scratch);
+            if (x < alen && !matched)
+                write_entry(d, out0 + x + e - (before + incl), ja, Cv[ab + x]);
+            before += chunk;
         }
-        int64_t chunk;
-        const int64_t incl = group_scan<G>(matched, &chunk, st.scratch);
-        if (x < alen && !matched)
-            write_entry(d, out0 + x + e - (before + incl), ja, Cv[ab + x]);
-        before += chunk;
     }
     if (d.act && r == 0)
         d.act[i] = kept + alen - before;
-    if (changed)
+    if (d.track_changed && grp::any(changed) && r == 0)
         d.status->changed = 1;
 }
 
@@ -592,9 +680,9 @@ __device__ void gemm_row(const spx_gemm_dev &d, int64_t i, unsigned char *tmem,
 
     const int64_t size = NUM ? d.cnt[i] : d.cap[i];
     const int32_t rlo = d.rlo[i];
-    const int64_t range = (int64_t)d.rhi[i] - rlo, hslots = spx__gemm_hash_slots(size);
-    table<T> t = carve_table<T, NUM, ORD>(tmem, (uint32_t)spx__gemm_row_slots(size, range));
-    t.dense = range > 0 && range <= hslots;
+    const int64_t range = (int64_t)d.rhi[i] - rlo;
+    table<T> t = carve_table<T, NUM, ORD>(tmem, (uint32_t)spx__gemm_row_slots(size, range, GLOB));
+    t.dense = range > 0 && (int64_t)t.S == range;
     t.lo = rlo;
     t.shift = 32 - (31 - __clz((int)t.S)); // hash tables: S is a power of two >= 64
     for (uint32_t s = r; s < t.S; s += G) {
@@ -655,9 +743,14 @@ __device__ void gemm_row(const spx_gemm_dev &d, int64_t i, unsigned char *tmem,
                 if (act) {
                     if (NUM && SR::mul(&prod, st.aval[e0], Bv ? Bv[q] : T(1)))
                         flag_overflow(d, i);
-                    bool fresh;
-                    slot = claim(t, j, &fresh);
-                    claimed += fresh;
+                    if (t.dense) { // every writer of the slot writes j: no claim
+                        slot = (uint32_t)(j - t.lo);
+                        atomicMax(t.key + slot, j);
+                    } else {
+                        bool fresh;
+                        slot = claim(t, j, &fresh);
+                        claimed += fresh;
+                    }
                     if (slot == NO_SLOT) {
                         d.status->internal = 1;
                         act = false;
@@ -677,11 +770,19 @@ __device__ void gemm_row(const spx_gemm_dev &d, int64_t i, unsigned char *tmem,
     if constexpr (NUM) {
         emit_row<SR, G, GLOB>(d, i, t, st, ab, ae);
     } else {
-        int64_t count, extra = 0, extras;
-        group_scan<G>(claimed, &count, st.scratch);
-        for (int64_t x = ab + r; x < ae; x += G)
-            extra += !holds<GLOB>(t, __ldg(d.acc.col + x));
-        group_scan<G>(extra, &extras, st.scratch);
+        if (t.dense) { // count the marked slots
+            claimed = 0;
+            for (uint32_t x = r; x < t.S; x += G)
+                claimed += ld<GLOB>(t.key + x) != EMPTY;
+        }
+        const int64_t count = group_sum<G>((int32_t)claimed, st.scratch);
+        int64_t extras = 0;
+        if (ae > ab) {
+            int32_t extra = 0;
+            for (int64_t x = ab + r; x < ae; x += G)
+                extra += !holds<GLOB>(t, __ldg(d.acc.col + x));
+            extras = group_sum<G>(extra, st.scratch);
+        }
         if (r == 0) {
             d.cnt[i] = (int32_t)count;
             d.tot[i] = count + extras;
