@@ -210,9 +210,11 @@ static void big_rows_operands(int64_t rows, int64_t big, int64_t k, int64_t per,
 static void test_big_rows(void)
 {
     /* 20000 products per big row: tables beyond shared memory in both phases;
-     * columns over 1M (hashed) or 30000 (a dense table of the row's span) */
-    static const int64_t spans[] = {1000000, 30000};
-    for (int s = 0; s < 2; s++) {
+     * columns over 4M (hashed: the span is over 16x the hash size), 1M (a
+     * dense table of the row's span in device memory only) or 30000 (dense
+     * at any size) */
+    static const int64_t spans[] = {4000000, 1000000, 30000};
+    for (int s = 0; s < 3; s++) {
         spx_matrix *A = NULL, *B = NULL;
         const uint64_t seed = g_rng;
         big_rows_operands(pick(64, 24), pick(6, 3), 200, 100, spans[s], SPX_F32, &A, &B);

@@ -510,10 +510,13 @@ __device__ void bitonic_sort(int32_t *key, T *val, uint32_t P)
 
 // Sort keys[0..n) (distinct, n <= R * 32) with their values in a warp:
 // every entry's place is the count of smaller keys. Cheaper than a bitonic
-// network for the short rows of warp groups.
+// network for the short rows of warp groups. The keys are read four at a
+// time: up to three slots after n are padded, which a hash table (n at most
+// half its slots, 64 at least) always has.
 template <int R, typename T> __device__ void rank_sort(int32_t *key, T *val, int n)
 {
     const int lane = threadIdx.x & 31;
+    const int n4 = (n + 3) & ~3;
     int32_t k[R];
     T v[R];
     int at[R];
@@ -524,11 +527,15 @@ template <int R, typename T> __device__ void rank_sort(int32_t *key, T *val, int
         v[q] = e < n ? ld<false>(val + e) : T(0);
         at[q] = 0;
     }
-    for (int x = 0; x < n; x++) {
-        const int32_t kx = ld<false>(key + x);
+    __syncwarp();
+    if (lane < n4 - n)
+        key[n + lane] = INT32_MAX; // never below a key
+    __syncwarp();
+    for (int x = 0; x < n4; x += 4) {
+        const int4 kx = *(const int4 *)(key + x); // 16-aligned: tables start aligned
 #pragma unroll
         for (int q = 0; q < R; q++)
-            at[q] += kx < k[q];
+            at[q] += (kx.x < k[q]) + (kx.y < k[q]) + (kx.z < k[q]) + (kx.w < k[q]);
     }
     __syncwarp();
 #pragma unroll
