@@ -21,9 +21,10 @@
 // added: the reduction of every C(i,j) is exactly the ref backend's.
 //
 // Output (numeric). Slots are compacted in order (dense tables are then
-// sorted already; hash tables are bitonic-sorted), identities dropped if
-// asked, and the row is merged with accum's row by binary searches and
-// group scans that give every entry its position.
+// sorted already; hash tables are sorted by rank counting in a warp of up
+// to 128 entries, else by a bitonic network), identities dropped if asked,
+// and the row is written out, or merged with accum's row by binary searches
+// and group counts that give every entry its position.
 #ifndef SPX_SPGEMM_ROWS_CUH
 #define SPX_SPGEMM_ROWS_CUH
 
