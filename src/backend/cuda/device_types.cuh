@@ -14,6 +14,8 @@ extern "C" {
 }
 
 #define SPX_FULL_MASK 0xffffffffu
+// B row segments in flight per lane in the SpMM gather loops
+#define SPX_SPMM_IN_FLIGHT 4
 
 template <typename T> struct acc_of { typedef float type; };
 template <> struct acc_of<double> { typedef double type; };

@@ -31,7 +31,7 @@ __device__ __forceinline__ void team_accumulate(const int32_t *__restrict__ coli
                                                 typename acc_of<T>::type (&acc)[V])
 {
     typedef typename acc_of<T>::type A;
-    constexpr int U = 4; // entries in flight per lane
+    constexpr int U = SPX_SPMM_IN_FLIGHT; // entries in flight per lane (8 measured slower: registers)
     const int tl = (threadIdx.x & 31) & (team - 1), sub = tl / G, S = team / G;
     const int64_t chunks = warp_max((len + team - 1) / team);
     for (int64_t c = 0; c < chunks; c++) {

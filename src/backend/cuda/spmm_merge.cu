@@ -62,15 +62,16 @@ __device__ __forceinline__ void accumulate(const merge_params<T> &p, int64_t y0,
             v = a_value(p.vals, base + lane);
         }
         const int cnt = y1 - base >= 32 ? 32 : (int)(y1 - base);
-        for (int j0 = 0; j0 < cnt; j0 += 4) { /* four B row segments in flight */
-            int cj[4];
-            A vj[4];
+        constexpr int U = SPX_SPMM_IN_FLIGHT;
+        for (int j0 = 0; j0 < cnt; j0 += U) { /* U B row segments in flight */
+            int cj[U];
+            A vj[U];
 #pragma unroll
-            for (int u = 0; u < 4; u++) {
+            for (int u = 0; u < U; u++) {
                 cj[u] = __shfl_sync(SPX_FULL_MASK, col, (j0 + u) & 31);
                 vj[u] = __shfl_sync(SPX_FULL_MASK, v, (j0 + u) & 31);
             }
-            fma_rows<T, V, 4>(bcol, p.d.ldb, cj, vj, cnt - j0, count, acc);
+            fma_rows<T, V, U>(bcol, p.d.ldb, cj, vj, cnt - j0, count, acc);
         }
     }
 }
@@ -95,6 +96,8 @@ __global__ void __launch_bounds__(256) merge_kernel(const merge_params<T> p)
     if (w >= p.nwarps)
         return; // whole warps leave together
     const int64_t x_end = p.start_row[w + 1], y_end = p.start_nnz[w + 1];
+    if (blockIdx.y == 0 && lane == 0) // no carries unless set below (same lane, first tile)
+        p.carry_rows[2 * w] = p.carry_rows[2 * w + 1] = -1;
     const int64_t ntiles = (p.d.n + 32 * V - 1) / (32 * V);
     for (int64_t tile = blockIdx.y; tile < ntiles; tile += gridDim.y) {
         const bool first_tile = tile == 0;
@@ -189,13 +192,11 @@ cudaError_t launch_merge_t(const spx_cuda_csr *A, int64_t nwarps, const int64_t 
     p.carry_vals = static_cast<typename acc_of<T>::type *>(carry_vals);
     p.through = through;
     p.d = dense_ops_from<T>(d);
-    cudaError_t e = cudaMemsetAsync(carry_rows, 0xff, (size_t)(2 * nwarps) * sizeof(int32_t), d->stream);
-    if (e != cudaSuccess)
-        return e;
     int64_t gy = (d->n + 32 * V - 1) / (32 * V);
     dim3 grid((unsigned)((nwarps * 32 + 255) / 256), (unsigned)(gy > 65535 ? 65535 : gy));
     merge_kernel<T, V><<<grid, 256, 0, d->stream>>>(p);
-    if ((e = cudaGetLastError()) != cudaSuccess)
+    cudaError_t e = cudaGetLastError();
+    if (e != cudaSuccess)
         return e;
     fixup_kernel<T, V><<<grid, 256, 0, d->stream>>>(p);
     return cudaGetLastError();

@@ -271,20 +271,42 @@ static int64_t choose_panel(const cuda_plan *P, int64_t l2_bytes, int64_t forced
     return panelled < 0.8 * direct ? w : 0;
 }
 
-/* AUTO takes merge path (equal work per warp, rows cut where needed) when
- * the product is large and N fills a warp with 16-byte loads, or when long
- * rows (more than bin_bounds[2] entries) hold a large share of the entries:
- * measured on the H100-class parts, the binned row kernels win only on
- * small or short-rowed matrices at narrow N. (TILED is not chosen
- * automatically: it has not yet beaten merge path where it applies.) */
+/* Merge-path items (rows + entries) per warp: an equal share over the warps
+ * the GPU holds at once (64 per SM; the warps of every column tile of 32
+ * 16-byte vectors count), within [MERGE_ITEMS_MIN, MERGE_ITEMS_MAX]. Small
+ * products thus still fill the GPU instead of leaving most SMs idle; large
+ * ones keep long stretches and few carries. */
+static int64_t merge_items(spx_ctx *ctx, const cuda_plan *P)
+{
+    int sms = spx__cuda(ctx)->info.sm_count;
+    int64_t tile = 32 * (16 / (int64_t)spx_dtype_size(P->dtype)), ntiles = (P->n + tile - 1) / tile;
+    int64_t slots = 64 * (int64_t)(sms > 0 ? sms : 1) / (ntiles > 0 ? ntiles : 1);
+    int64_t items = (P->m + P->csr.nnz + slots - 1) / (slots > 0 ? slots : 1);
+    return items < MERGE_ITEMS_MIN ? MERGE_ITEMS_MIN : items > MERGE_ITEMS_MAX ? MERGE_ITEMS_MAX : items;
+}
+
+/* AUTO takes merge path (equal work per warp, rows cut where needed) when N
+ * fills a warp with 16-byte loads (32 x 16 bytes), when N fills half of it
+ * and the product is large, or when long rows (more than bin_bounds[2]
+ * entries) hold a large share of the entries. Measured on an H200
+ * (docs/PERFORMANCE.md): merge path is then within a few percent of the
+ * binned row kernels or well ahead of them (a power-law graph's longest row
+ * holds a row kernel back); the row kernels win at narrow N, where merge path
+ * leaves lanes idle. (TILED is not chosen automatically: it has not yet
+ * beaten merge path where it applies.) */
 static bool merge_pays(const cuda_plan *P, char *why, size_t whylen)
 {
     double nnz = (double)P->csr.nnz, work = nnz * (double)P->n;
     double long_share = nnz > 0 ? (double)(P->bins[4].nnz + P->bins[5].nnz) / nnz : 0.0;
-    int wide = P->n * (int64_t)spx_dtype_size(P->dtype) >= 256;
-    if (wide && work >= 32e6) {
-        snprintf(why, whylen, "chosen because the product is large (nnz x N = %.3g) and N fills a warp with 16-byte loads",
-                 work);
+    int64_t row_bytes = P->n * (int64_t)spx_dtype_size(P->dtype);
+    if (row_bytes >= 512) {
+        snprintf(why, whylen, "chosen because N fills a warp with 16-byte loads (rows are cut so that every warp "
+                              "gets an equal share of rows + entries)");
+        return true;
+    }
+    if (row_bytes >= 256 && work >= 32e6) {
+        snprintf(why, whylen, "chosen because the product is large (nnz x N = %.3g) and N fills half a warp with "
+                              "16-byte loads", work);
         return true;
     }
     if (nnz >= 1e6 && long_share > 0.3) {
@@ -297,7 +319,8 @@ static bool merge_pays(const cuda_plan *P, char *why, size_t whylen)
 
 static spx_status prepare_merge(spx_ctx *ctx, cuda_plan *P)
 {
-    P->mp_nwarps = (P->m + P->csr.nnz + MERGE_ITEMS_PER_WARP - 1) / MERGE_ITEMS_PER_WARP;
+    P->mp_items = merge_items(ctx, P);
+    P->mp_nwarps = (P->m + P->csr.nnz + P->mp_items - 1) / P->mp_items;
     if (P->mp_nwarps < 1)
         P->mp_nwarps = 1;
     size_t bytes = (size_t)(P->mp_nwarps + 1) * sizeof(int64_t);
@@ -305,7 +328,7 @@ static spx_status prepare_merge(spx_ctx *ctx, cuda_plan *P)
     if ((s = spx__plan_alloc(ctx, P, (void **)&P->mp_row, bytes, "merge partition")) ||
         (s = spx__plan_alloc(ctx, P, (void **)&P->mp_nnz, bytes, "merge partition")) ||
         (s = spx__cuda_check(ctx,
-                             spx__cuda_merge_partition(&P->csr, MERGE_ITEMS_PER_WARP, P->mp_nwarps, P->mp_row,
+                             spx__cuda_merge_partition(&P->csr, P->mp_items, P->mp_nwarps, P->mp_row,
                                                        P->mp_nnz, spx__cuda(ctx)->stream),
                              "merge partition kernel")))
         return s;
@@ -473,6 +496,9 @@ spx_status spx__cuda_spmm_plan_create(spx_ctx *ctx, const spx_spmm_args *a, void
                             opts.alg == SPX_SPMM_AUTO ? "automatic choice for every row"
                                                       : "algorithm forced for every row",
                             spx_spmm_alg_name(P->alg), why[0] ? "; " : "", why);
+            if (P->alg == SPX_SPMM_MERGE_PATH && len < (int)cap)
+                snprintf(txt + len, cap - (size_t)len, "  %lld warps per column tile, %lld rows + entries each\n",
+                         (long long)P->mp_nwarps, (long long)P->mp_items);
         }
         *explain = txt;
     }

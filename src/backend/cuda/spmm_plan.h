@@ -9,7 +9,10 @@
 
 #define NBINS 6
 #define MAX_OWNED 24
-#define MERGE_ITEMS_PER_WARP 256
+/* merge path: rows + entries per warp, between these bounds so that small
+ * products still give every SM two full sets of warps */
+#define MERGE_ITEMS_MIN 32
+#define MERGE_ITEMS_MAX 256
 #define HUGE_ROW_WARPS 8
 #define TILED_SMEM_BYTES (64 * 1024) /* three blocks per SM */
 
@@ -37,7 +40,7 @@ typedef struct cuda_plan {
     int64_t panel;              /* columns per tile of the row kernels (0: as wide as the group allows) */
     int64_t tiled_cols;         /* TILED: columns of the B panel kept in shared memory */
     int64_t lower_bw, upper_bw; /* bandwidths of op(A) */
-    int64_t mp_nwarps;
+    int64_t mp_items, mp_nwarps; /* merge path: items (rows + entries) per warp, warps per column tile */
     int64_t *mp_row, *mp_nnz;
     void *owned[MAX_OWNED];
     int nowned;
