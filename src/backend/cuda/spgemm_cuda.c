@@ -22,12 +22,14 @@
 #include <string.h>
 
 /* Bins with tables in shared memory, in order: (threads per row, slots).
- * Those whose memory per block fits the device's limit are used. */
+ * Those whose memory per block fits the device's limit are used. Warp bins
+ * step by 2x: a row's table is cleared and compacted slot by slot, so a
+ * table twice the needed size costs twice that. */
 static const struct {
     int group;
     int64_t slots;
 } bin_candidates[] = {
-    {32, 64}, {32, 256}, {SPX_GEMM_BLOCK, 2048}, {SPX_GEMM_BLOCK, 8192}, {SPX_GEMM_BLOCK, 32768}};
+    {32, 64}, {32, 128}, {32, 256}, {SPX_GEMM_BLOCK, 2048}, {SPX_GEMM_BLOCK, 8192}, {SPX_GEMM_BLOCK, 32768}};
 
 /* Blocks per SM that get a table region (rows too large for shared memory). */
 enum { REGION_BLOCKS_PER_SM = 4 };

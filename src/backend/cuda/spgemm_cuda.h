@@ -78,7 +78,7 @@ typedef struct spx_gemm_dev {
 
 /* Row bins: 0 holds rows of size 0, 1..nshared rows whose table fits shared
  * memory, nshared + 1 the rest (tables in device memory). */
-#define SPX_GEMM_MAX_BINS 7
+#define SPX_GEMM_MAX_BINS 8 /* bin ids sort in 3 bits; the statistics hold 8 row counts */
 typedef struct spx_gemm_bins {
     int nshared;
     int64_t max_size[SPX_GEMM_MAX_BINS]; /* bin b: sizes in (max_size[b-1], max_size[b]] */

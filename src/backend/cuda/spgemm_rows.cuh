@@ -728,13 +728,14 @@ __device__ void gemm_row(const spx_gemm_dev &d, int64_t i, unsigned char *tmem,
         if (NUM)
             st.aval[r] = av;
         grp::sync();
+        const int entries = pe - c0 < G ? (int)(pe - c0) : G; // short rows search fewer
         for (int64_t u0 = 0; u0 < total; u0 += G) {
             const int64_t u = u0 + r;
             bool act = u < total;
             uint32_t slot = 0;
             T prod = T(0);
             if (act) {
-                int e0 = 0, e1 = G - 1; // the entry whose products hold u
+                int e0 = 0, e1 = entries - 1; // the entry whose products hold u
                 while (e0 < e1) {
                     const int mid = (e0 + e1) >> 1;
                     if (st.end[mid] > u)
@@ -799,71 +800,99 @@ __device__ void gemm_row(const spx_gemm_dev &d, int64_t i, unsigned char *tmem,
     grp::sync(); // the table is cleared by the next row
 }
 
-// Rows rows[0..nrows) of one bin: 256 / G groups per block; a table in the
-// group's shared memory (slots of them), or in the block's region of device
-// memory (GLOB).
+// The rows of one launch: consecutive bins of the same group size, each a
+// segment of the row list with its table size. Blocks [first_block[s],
+// first_block[s + 1]) take segment s, so one launch covers every warp bin
+// (a launch per bin cost more than the small products' kernels).
+struct row_segments {
+    int n;
+    int64_t first_block[SPX_GEMM_MAX_BINS + 1];
+    int64_t begin[SPX_GEMM_MAX_BINS], count[SPX_GEMM_MAX_BINS]; // rows[begin .. begin + count)
+    uint32_t slots[SPX_GEMM_MAX_BINS];                          // 0: tables in device memory
+};
+
+// 256 / G groups per block; a table in the group's shared memory (sized for
+// the segment's slots), or in the block's region of device memory (GLOB:
+// one segment, a persistent grid of at most one block per region).
 template <class SR, int G, bool NUM, bool ORD, bool GLOB>
 __global__ void __launch_bounds__(SPX_GEMM_BLOCK)
-    rows_kernel(const spx_gemm_dev d, const int32_t *__restrict__ rows, int64_t nrows,
-                uint32_t slots, unsigned char *regions, int64_t region_bytes)
+    rows_kernel(const spx_gemm_dev d, const int32_t *__restrict__ rows, const row_segments seg,
+                unsigned char *regions, int64_t region_bytes)
 {
     typedef typename SR::T T;
     extern __shared__ __align__(16) unsigned char smem[];
     constexpr int GROUPS = SPX_GEMM_BLOCK / G;
+    int s = 0;
+    while (s + 1 < seg.n && (int64_t)blockIdx.x >= seg.first_block[s + 1])
+        s++;
     const int g = threadIdx.x / G;
     const int64_t sb = spx__gemm_stage_bytes(G, sizeof(T));
-    const int64_t per_group = sb + (GLOB ? 0 : spx__gemm_table_bytes(slots, sizeof(T), NUM, ORD));
+    const int64_t per_group = sb + (GLOB ? 0 : spx__gemm_table_bytes(seg.slots[s], sizeof(T), NUM, ORD));
     unsigned char *mine = smem + g * per_group;
     const stage<T> st = carve_stage<T>(mine, G);
     unsigned char *tmem = GLOB ? regions + (int64_t)blockIdx.x * region_bytes : mine + sb;
-    for (int64_t x = (int64_t)blockIdx.x * GROUPS + g; x < nrows; x += (int64_t)gridDim.x * GROUPS)
-        gemm_row<SR, G, NUM, ORD, GLOB>(d, rows[x], tmem, st);
+    const int32_t *list = rows + seg.begin[s];
+    const int64_t blocks = seg.first_block[s + 1] - seg.first_block[s];
+    for (int64_t x = ((int64_t)blockIdx.x - seg.first_block[s]) * GROUPS + g; x < seg.count[s];
+         x += blocks * GROUPS)
+        gemm_row<SR, G, NUM, ORD, GLOB>(d, list[x], tmem, st);
 }
 
 // ---- launching -------------------------------------------------------------------------
 
+// Bins [b0, b1) in one launch (the same group size; GLOB: the last bin).
 template <class SR, int G, bool NUM, bool ORD, bool GLOB>
-cudaError_t launch_bin(const spx_gemm_dev *d, const spx_gemm_launch *L, int b)
+cudaError_t launch_bins(const spx_gemm_dev *d, const spx_gemm_launch *L, int b0, int b1)
 {
-    const int64_t n = L->hi[b] - L->lo[b];
     constexpr int GROUPS = SPX_GEMM_BLOCK / G;
     const int64_t vsz = sizeof(typename SR::T);
-    const uint32_t slots = GLOB ? 0 : L->bins.slots[b];
-    const int64_t smem = GROUPS * (spx__gemm_stage_bytes(G, vsz) +
-                                   (GLOB ? 0 : spx__gemm_table_bytes(slots, vsz, NUM, ORD)));
-    int64_t grid = GLOB ? (n < L->nregions ? n : L->nregions) : (n + GROUPS - 1) / GROUPS;
-    if (grid > INT_MAX)
-        grid = INT_MAX;
+    row_segments seg = {};
+    int64_t blocks = 0, table = 0;
+    for (int b = b0; b < b1; b++) {
+        const int64_t n = L->hi[b] - L->lo[b];
+        if (n <= 0)
+            continue;
+        seg.first_block[seg.n] = blocks;
+        seg.begin[seg.n] = L->lo[b];
+        seg.count[seg.n] = n;
+        seg.slots[seg.n] = GLOB ? 0 : L->bins.slots[b];
+        const int64_t tb = GLOB ? 0 : spx__gemm_table_bytes(L->bins.slots[b], vsz, NUM, ORD);
+        table = tb > table ? tb : table;
+        blocks += GLOB ? (n < L->nregions ? n : L->nregions) : (n + GROUPS - 1) / GROUPS;
+        seg.n++;
+    }
+    seg.first_block[seg.n] = blocks;
+    if (blocks == 0)
+        return cudaSuccess;
+    if (blocks > INT_MAX)
+        return cudaErrorInvalidConfiguration;
+    const int64_t smem = GROUPS * (spx__gemm_stage_bytes(G, vsz) + table);
     auto kernel = rows_kernel<SR, G, NUM, ORD, GLOB>;
     if (smem > 48 * 1024) {
         cudaError_t e = cudaFuncSetAttribute(kernel, cudaFuncAttributeMaxDynamicSharedMemorySize, (int)smem);
         if (e != cudaSuccess)
             return e;
     }
-    kernel<<<(unsigned)grid, SPX_GEMM_BLOCK, (size_t)smem, L->stream>>>(
-        *d, L->rows + L->lo[b], n, slots, L->regions, L->region_bytes);
+    kernel<<<(unsigned)blocks, SPX_GEMM_BLOCK, (size_t)smem, L->stream>>>(*d, L->rows, seg, L->regions,
+                                                                            L->region_bytes);
     return cudaGetLastError();
 }
 
-// Every bin 1..nshared + 1 of the launch with semiring SR.
+// Every bin 1..nshared + 1 of the launch with semiring SR: the warp bins
+// together, then each block bin, then the rows with tables in device memory.
 template <class SR, bool NUM, bool ORD>
 cudaError_t launch_rows(const spx_gemm_dev *d, const spx_gemm_launch *L)
 {
     const int last = L->bins.nshared + 1;
-    for (int b = 1; b <= last; b++) {
-        if (L->hi[b] <= L->lo[b])
-            continue;
-        cudaError_t e;
-        if (b == last)
-            e = launch_bin<SR, SPX_GEMM_BLOCK, NUM, ORD, true>(d, L, b);
-        else if (L->bins.group[b] == 32)
-            e = launch_bin<SR, 32, NUM, ORD, false>(d, L, b);
-        else
-            e = launch_bin<SR, SPX_GEMM_BLOCK, NUM, ORD, false>(d, L, b);
-        if (e != cudaSuccess)
-            return e;
-    }
-    return cudaSuccess;
+    int warp_end = 1;
+    while (warp_end < last && L->bins.group[warp_end] == 32)
+        warp_end++;
+    cudaError_t e = launch_bins<SR, 32, NUM, ORD, false>(d, L, 1, warp_end);
+    for (int b = warp_end; b < last && e == cudaSuccess; b++)
+        e = launch_bins<SR, SPX_GEMM_BLOCK, NUM, ORD, false>(d, L, b, b + 1);
+    if (e == cudaSuccess)
+        e = launch_bins<SR, SPX_GEMM_BLOCK, NUM, ORD, true>(d, L, last, last + 1);
+    return e;
 }
 
 } // namespace spx_gemm
