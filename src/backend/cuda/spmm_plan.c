@@ -271,6 +271,13 @@ static int64_t choose_panel(const cuda_plan *P, int64_t l2_bytes, int64_t forced
     return panelled < 0.8 * direct ? w : 0;
 }
 
+/* Streaming multiprocessors of the context's device (at least 1). */
+static int64_t sm_count(spx_ctx *ctx)
+{
+    int sms = spx__cuda(ctx)->info.sm_count;
+    return sms > 0 ? sms : 1;
+}
+
 /* Merge-path items (rows + entries) per warp: an equal share over the warps
  * the GPU holds at once (64 per SM; the warps of every column tile of 32
  * 16-byte vectors count), within [MERGE_ITEMS_MIN, MERGE_ITEMS_MAX]. Small
@@ -278,9 +285,8 @@ static int64_t choose_panel(const cuda_plan *P, int64_t l2_bytes, int64_t forced
  * ones keep long stretches and few carries. */
 static int64_t merge_items(spx_ctx *ctx, const cuda_plan *P)
 {
-    int sms = spx__cuda(ctx)->info.sm_count;
     int64_t tile = 32 * (16 / (int64_t)spx_dtype_size(P->dtype)), ntiles = (P->n + tile - 1) / tile;
-    int64_t slots = 64 * (int64_t)(sms > 0 ? sms : 1) / (ntiles > 0 ? ntiles : 1);
+    int64_t slots = 64 * sm_count(ctx) / (ntiles > 0 ? ntiles : 1);
     int64_t items = (P->m + P->csr.nnz + slots - 1) / (slots > 0 ? slots : 1);
     return items < MERGE_ITEMS_MIN ? MERGE_ITEMS_MIN : items > MERGE_ITEMS_MAX ? MERGE_ITEMS_MAX : items;
 }
@@ -345,8 +351,7 @@ static spx_status prepare_merge(spx_ctx *ctx, cuda_plan *P)
  * that the longest does not hold up a small product. */
 static void choose_bin_kernels(spx_ctx *ctx, cuda_plan *P)
 {
-    int sms = spx__cuda(ctx)->info.sm_count;
-    int64_t resident_threads = 2048 * (int64_t)(sms > 0 ? sms : 1);
+    int64_t resident_threads = 2048 * sm_count(ctx);
     int64_t vec = 16 / (int64_t)spx_dtype_size(P->dtype);
     int gn = P->panel > 0 ? (int)(P->panel / vec > 32 ? 32 : (P->panel / vec > 0 ? P->panel / vec : 1))
                           : spx__plan_group_for_n(P->n, P->dtype);
