@@ -10,8 +10,10 @@
 #define NBINS 6
 #define MAX_OWNED 24
 /* merge path: rows + entries per warp, between these bounds so that small
- * products still give every SM two full sets of warps */
-#define MERGE_ITEMS_MIN 32
+ * products still give every SM two full sets of warps (16, not 32: a tiny
+ * product's warps then wait on half as many loads one after another; 8 was
+ * no better, docs/PERFORMANCE.md) */
+#define MERGE_ITEMS_MIN 16
 #define MERGE_ITEMS_MAX 256
 #define HUGE_ROW_WARPS 8
 #define TILED_SMEM_BYTES (64 * 1024) /* three blocks per SM */
