@@ -86,12 +86,16 @@ cudaError_t spx__cuda_launch_sell(const spx_cuda_sell *A, int group, const spx_c
 int64_t spx__cuda_tiled_columns(int64_t k, int64_t n, spx_dtype dtype, int64_t smem_bytes);
 cudaError_t spx__cuda_launch_tiled(const spx_cuda_csr *A, int64_t tn, const spx_cuda_dense_args *d);
 
-/* Merge path: per-warp start coordinates (nwarps + 1 of each) computed once. */
+/* Merge path: per-warp start coordinates (nwarps + 1 of each) computed once.
+ * row_aligned: starts inside a row move back to its start (no row is cut);
+ * *max_shift (zeroed by the caller) receives the largest move in entries. */
 cudaError_t spx__cuda_merge_partition(const spx_cuda_csr *A, int64_t items_per_warp,
-                                      int64_t nwarps, int64_t *start_row, int64_t *start_nnz,
+                                      int64_t nwarps, int row_aligned, int64_t *start_row,
+                                      int64_t *start_nnz, unsigned long long *max_shift,
                                       cudaStream_t stream);
 /* carry_rows: 2*nwarps ints; carry_vals: 2*nwarps*n accumulators (float, or
- * double for f64); through: nwarps bytes. */
+ * double for f64); through: nwarps bytes. All three NULL for a row-aligned
+ * partition (no carries, no fix-up launch). */
 cudaError_t spx__cuda_launch_merge(const spx_cuda_csr *A, int64_t nwarps, const int64_t *start_row,
                                    const int64_t *start_nnz, int32_t *carry_rows,
                                    void *carry_vals, unsigned char *through,

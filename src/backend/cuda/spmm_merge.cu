@@ -11,10 +11,12 @@ extern "C" {
 namespace {
 
 // Start coordinate of every warp: rows ended and entries consumed before the
-// warp's first merge item (Merrill & Garland's merge-path search).
+// warp's first merge item (Merrill & Garland's merge-path search). With
+// row_aligned, a start inside a row moves back to the row's start, so no row
+// is cut, and *max_shift records the largest such move (entries).
 __global__ void partition_kernel(const int64_t *__restrict__ rowptr, int64_t m, int64_t nnz,
-                                 int64_t per_warp, int64_t nwarps, int64_t *start_row,
-                                 int64_t *start_nnz)
+                                 int64_t per_warp, int64_t nwarps, int row_aligned, int64_t *start_row,
+                                 int64_t *start_nnz, unsigned long long *max_shift)
 {
     int64_t w = (int64_t)blockIdx.x * blockDim.x + threadIdx.x;
     if (w > nwarps)
@@ -30,8 +32,13 @@ __global__ void partition_kernel(const int64_t *__restrict__ rowptr, int64_t m, 
         else
             hi = pivot;
     }
+    int64_t e = d - lo;
+    if (row_aligned && lo < m && e > rowptr[lo]) {
+        atomicMax(max_shift, (unsigned long long)(e - rowptr[lo]));
+        e = rowptr[lo];
+    }
     start_row[w] = lo;
-    start_nnz[w] = d - lo;
+    start_nnz[w] = e;
 }
 
 template <typename T> struct merge_params {
@@ -96,7 +103,7 @@ __global__ void __launch_bounds__(256) merge_kernel(const merge_params<T> p)
     if (w >= p.nwarps)
         return; // whole warps leave together
     const int64_t x_end = p.start_row[w + 1], y_end = p.start_nnz[w + 1];
-    if (blockIdx.y == 0 && lane == 0) // no carries unless set below (same lane, first tile)
+    if (p.carry_rows && blockIdx.y == 0 && lane == 0) // no carries unless set below (same lane, first tile)
         p.carry_rows[2 * w] = p.carry_rows[2 * w + 1] = -1;
     const int64_t ntiles = (p.d.n + 32 * V - 1) / (32 * V);
     for (int64_t tile = blockIdx.y; tile < ntiles; tile += gridDim.y) {
@@ -196,8 +203,8 @@ cudaError_t launch_merge_t(const spx_cuda_csr *A, int64_t nwarps, const int64_t 
     dim3 grid((unsigned)((nwarps * 32 + 255) / 256), (unsigned)(gy > 65535 ? 65535 : gy));
     merge_kernel<T, V><<<grid, 256, 0, d->stream>>>(p);
     cudaError_t e = cudaGetLastError();
-    if (e != cudaSuccess)
-        return e;
+    if (e != cudaSuccess || !carry_rows)
+        return e; // row-aligned partition: no row is cut
     fixup_kernel<T, V><<<grid, 256, 0, d->stream>>>(p);
     return cudaGetLastError();
 }
@@ -205,12 +212,13 @@ cudaError_t launch_merge_t(const spx_cuda_csr *A, int64_t nwarps, const int64_t 
 } // namespace
 
 extern "C" cudaError_t spx__cuda_merge_partition(const spx_cuda_csr *A, int64_t items_per_warp,
-                                                 int64_t nwarps, int64_t *start_row,
-                                                 int64_t *start_nnz, cudaStream_t stream)
+                                                 int64_t nwarps, int row_aligned, int64_t *start_row,
+                                                 int64_t *start_nnz, unsigned long long *max_shift,
+                                                 cudaStream_t stream)
 {
     int64_t threads = nwarps + 1;
     partition_kernel<<<(unsigned)((threads + 255) / 256), 256, 0, stream>>>(
-        A->rowptr, A->rows, A->nnz, items_per_warp, nwarps, start_row, start_nnz);
+        A->rowptr, A->rows, A->nnz, items_per_warp, nwarps, row_aligned, start_row, start_nnz, max_shift);
     return cudaGetLastError();
 }
 

@@ -323,22 +323,40 @@ static bool merge_pays(const cuda_plan *P, char *why, size_t whylen)
     return false;
 }
 
+/* The merge partition. Warp starts move back to row starts (no row is cut:
+ * no carries, no fix-up launch) when that moves no start by more than half a
+ * warp's share, i.e. no warp gets more than 1.5 times its items; otherwise
+ * rows are cut where the equal shares fall. */
 static spx_status prepare_merge(spx_ctx *ctx, cuda_plan *P)
 {
+    cudaStream_t st = spx__cuda(ctx)->stream;
     P->mp_items = merge_items(ctx, P);
     P->mp_nwarps = (P->m + P->csr.nnz + P->mp_items - 1) / P->mp_items;
     if (P->mp_nwarps < 1)
         P->mp_nwarps = 1;
     size_t bytes = (size_t)(P->mp_nwarps + 1) * sizeof(int64_t);
+    unsigned long long *shift = NULL, max_shift = 0;
     spx_status s;
     if ((s = spx__plan_alloc(ctx, P, (void **)&P->mp_row, bytes, "merge partition")) ||
         (s = spx__plan_alloc(ctx, P, (void **)&P->mp_nnz, bytes, "merge partition")) ||
+        (s = spx__cuda_alloc(ctx, (void **)&shift, sizeof max_shift, "merge partition")) ||
+        (s = spx__cuda_check(ctx, cudaMemsetAsync(shift, 0, sizeof max_shift, st), "merge partition")) ||
         (s = spx__cuda_check(ctx,
-                             spx__cuda_merge_partition(&P->csr, P->mp_items, P->mp_nwarps, P->mp_row,
-                                                       P->mp_nnz, spx__cuda(ctx)->stream),
-                             "merge partition kernel")))
-        return s;
-    return spx__cuda_sync(ctx);
+                             spx__cuda_merge_partition(&P->csr, P->mp_items, P->mp_nwarps, 1, P->mp_row, P->mp_nnz,
+                                                       shift, st),
+                             "merge partition kernel")) ||
+        (s = spx__cuda_download(ctx, &max_shift, shift, sizeof max_shift)) || (s = spx__cuda_sync(ctx)))
+        goto done;
+    P->mp_row_aligned = 2 * (int64_t)max_shift <= P->mp_items;
+    if (!P->mp_row_aligned &&
+        !(s = spx__cuda_check(ctx,
+                              spx__cuda_merge_partition(&P->csr, P->mp_items, P->mp_nwarps, 0, P->mp_row, P->mp_nnz,
+                                                        shift, st),
+                              "merge partition kernel")))
+        s = spx__cuda_sync(ctx);
+done:
+    spx__cuda_free(ctx, shift);
+    return s;
 }
 
 /* Kernel per bin. Every bin shares one group of lanes sized to cover N (or
@@ -508,8 +526,9 @@ spx_status spx__cuda_spmm_plan_create(spx_ctx *ctx, const spx_spmm_args *a, void
                                                       : "algorithm forced for every row",
                             spx_spmm_alg_name(P->alg), why[0] ? "; " : "", why);
             if (P->alg == SPX_SPMM_MERGE_PATH && len < (int)cap)
-                snprintf(txt + len, cap - (size_t)len, "  %lld warps per column tile, %lld rows + entries each\n",
-                         (long long)P->mp_nwarps, (long long)P->mp_items);
+                snprintf(txt + len, cap - (size_t)len, "  %lld warps per column tile, %lld rows + entries each%s\n",
+                         (long long)P->mp_nwarps, (long long)P->mp_items,
+                         P->mp_row_aligned ? " (moved to row starts: no row is cut, no fix-up)" : "");
         }
         *explain = txt;
     }

@@ -44,6 +44,7 @@ typedef struct cuda_plan {
     int64_t lower_bw, upper_bw; /* bandwidths of op(A) */
     int64_t mp_items, mp_nwarps; /* merge path: items (rows + entries) per warp, warps per column tile */
     int64_t *mp_row, *mp_nnz;
+    int mp_row_aligned; /* merge path: warps start at row starts (no carries) */
     void *owned[MAX_OWNED];
     int nowned;
 } cuda_plan;
