@@ -280,7 +280,7 @@ static int64_t sm_count(spx_ctx *ctx)
 
 /* Merge-path items (rows + entries) per warp: an equal share over the warps
  * the GPU holds at once (64 per SM; the warps of every column tile of 32
- * 16-byte vectors count), within [MERGE_ITEMS_MIN, MERGE_ITEMS_MAX]. Small
+ * 16-byte vectors count), within [MERGE_ITEMS_MIN(_SHORT_ROWS), MERGE_ITEMS_MAX]. Small
  * products thus still fill the GPU instead of leaving most SMs idle; large
  * ones keep long stretches and few carries. */
 static int64_t merge_items(spx_ctx *ctx, const cuda_plan *P)
@@ -288,7 +288,10 @@ static int64_t merge_items(spx_ctx *ctx, const cuda_plan *P)
     int64_t tile = 32 * (16 / (int64_t)spx_dtype_size(P->dtype)), ntiles = (P->n + tile - 1) / tile;
     int64_t slots = 64 * sm_count(ctx) / (ntiles > 0 ? ntiles : 1);
     int64_t items = (P->m + P->csr.nnz + slots - 1) / (slots > 0 ? slots : 1);
-    return items < MERGE_ITEMS_MIN ? MERGE_ITEMS_MIN : items > MERGE_ITEMS_MAX ? MERGE_ITEMS_MAX : items;
+    /* short rows: at most 32 entries on average and none in the large or huge bins */
+    bool short_rows = P->csr.nnz <= 32 * P->m && !P->bins[4].nrows && !P->bins[5].nrows;
+    int64_t least = short_rows ? MERGE_ITEMS_MIN_SHORT_ROWS : MERGE_ITEMS_MIN;
+    return items < least ? least : items > MERGE_ITEMS_MAX ? MERGE_ITEMS_MAX : items;
 }
 
 /* AUTO takes merge path (equal work per warp, rows cut where needed) when N

@@ -10,10 +10,12 @@
 #define NBINS 6
 #define MAX_OWNED 24
 /* merge path: rows + entries per warp, between these bounds so that small
- * products still give every SM two full sets of warps (16, not 32: a tiny
- * product's warps then wait on half as many loads one after another; 8 was
- * no better, docs/PERFORMANCE.md) */
-#define MERGE_ITEMS_MIN 16
+ * products still give every SM two full sets of warps. The floor is lower
+ * when every row is short: a tiny product's warps then wait on half as many
+ * loads one after another, while a long row cut in more pieces costs more in
+ * the fix-up, which adds its pieces one after another (docs/PERFORMANCE.md). */
+#define MERGE_ITEMS_MIN 32
+#define MERGE_ITEMS_MIN_SHORT_ROWS 16
 #define MERGE_ITEMS_MAX 256
 #define HUGE_ROW_WARPS 8
 #define TILED_SMEM_BYTES (64 * 1024) /* three blocks per SM */
