@@ -79,11 +79,10 @@ cudaError_t spx__cuda_launch_block_rows(const spx_cuda_csr *A, const int32_t *ro
 /* Every row of a SELL matrix, group lanes per row. */
 cudaError_t spx__cuda_launch_sell(const spx_cuda_sell *A, int group, const spx_cuda_dense_args *d);
 
-/* TILED: each block copies a k x tn panel of B to shared memory, then its
- * rows read B from there. spx__cuda_tiled_columns gives the widest panel
- * (a power of two of 16-byte vectors, at most 32 of them) that fits in
- * smem_bytes, or 0 if none does. */
-int64_t spx__cuda_tiled_columns(int64_t k, int64_t n, spx_dtype dtype, int64_t smem_bytes);
+/* TILED: each block owns spx__cuda_tiled_rows() rows and tn columns (8, 16
+ * or 32 16-byte vectors) and streams B through shared memory in chunks of k
+ * rows; any k. */
+int64_t spx__cuda_tiled_rows(void);
 cudaError_t spx__cuda_launch_tiled(const spx_cuda_csr *A, int64_t tn, const spx_cuda_dense_args *d);
 
 /* Merge path: per-warp start coordinates (nwarps + 1 of each) computed once.

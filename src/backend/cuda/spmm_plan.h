@@ -18,7 +18,6 @@
 #define MERGE_ITEMS_MIN_SHORT_ROWS 16
 #define MERGE_ITEMS_MAX 256
 #define HUGE_ROW_WARPS 8
-#define TILED_SMEM_BYTES (64 * 1024) /* three blocks per SM */
 
 typedef struct plan_bin {
     spx_spmm_alg alg; /* ROW_SPLIT, WARP_ROW or BLOCK_ROW */
@@ -42,7 +41,7 @@ typedef struct cuda_plan {
     plan_bin bins[NBINS];
     int group;                  /* lanes covering the columns in the row kernels (group x 16 bytes) */
     int64_t panel;              /* columns per tile of the row kernels (0: as wide as the group allows) */
-    int64_t tiled_cols;         /* TILED: columns of the B panel kept in shared memory */
+    int64_t tiled_cols;         /* TILED: columns per block */
     int64_t lower_bw, upper_bw; /* bandwidths of op(A) */
     int64_t mp_items, mp_nwarps; /* merge path: items (rows + entries) per warp, warps per column tile */
     int64_t *mp_row, *mp_nnz;
