@@ -153,30 +153,34 @@ __device__ __forceinline__ void fma_row(const T *__restrict__ brow, int count,
         acc[t] = fma(a, b[t], acc[t]);
 }
 
+// Row c of B at this lane's columns, bcol + c * ldb elements, as one 32 x 32
+// -> 64-bit multiply-add (a 64-bit product costs ~8 instructions per entry in
+// the gather loops). ldb_bytes = ldb * sizeof(T) < 2^32 (checked by the host).
+template <typename T> __device__ __forceinline__ const T *b_row(const T *bcol, int c, uint32_t ldb_bytes)
+{
+    return reinterpret_cast<const T *>(reinterpret_cast<const char *>(bcol) + (uint64_t)(uint32_t)c * ldb_bytes);
+}
+
 // acc += vj[u] * B(cj[u], lane's V columns) for the first nvalid of U entries
 // already broadcast to this lane: all U loads are issued before the FMAs, so
 // U row segments are in flight at once. count: valid columns of this lane.
-// (SMEM: B lives in shared memory, always 16-byte aligned per lane.)
-template <typename T, int V, int U, bool SMEM = false>
+template <typename T, int V, int U>
 __device__ __forceinline__ void fma_rows(const T *__restrict__ bcol, int64_t ldb, const int (&cj)[U],
                                          const typename acc_of<T>::type (&vj)[U], int nvalid, int count,
                                          typename acc_of<T>::type (&acc)[V])
 {
     typename acc_of<T>::type b[U][V];
+    const uint32_t ldb_bytes = (uint32_t)ldb * (uint32_t)sizeof(T);
     if (count == V) {
 #pragma unroll
         for (int u = 0; u < U; u++)
-            if (u < nvalid) {
-                if (SMEM)
-                    load_plain<T, V>(bcol + (int64_t)cj[u] * ldb, b[u]);
-                else
-                    load_v<T, V>(bcol + (int64_t)cj[u] * ldb, b[u]);
-            }
+            if (u < nvalid)
+                load_v<T, V>(b_row(bcol, cj[u], ldb_bytes), b[u]);
     } else if (count > 0) {
 #pragma unroll
         for (int u = 0; u < U; u++)
             if (u < nvalid)
-                load_partial<T, V>(bcol + (int64_t)cj[u] * ldb, count, b[u]);
+                load_partial<T, V>(b_row(bcol, cj[u], ldb_bytes), count, b[u]);
     }
     if (count <= 0)
         return;

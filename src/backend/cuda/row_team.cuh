@@ -24,7 +24,7 @@ __device__ __forceinline__ int64_t warp_max(int64_t v)
 // Every lane of the warp calls this together (shuffles); lanes whose team has
 // fewer entries idle through the extra iterations. With REDUCE the
 // sub-groups' sums are added at the end (acc must start at zero then).
-template <typename T, int V, bool REDUCE, bool SMEM = false>
+template <typename T, int V, bool REDUCE>
 __device__ __forceinline__ void team_accumulate(const int32_t *__restrict__ colidx, const T *__restrict__ vals,
                                                 int64_t start, int64_t len, int64_t stride, int team, int G,
                                                 const T *bcol, int64_t ldb, int count,
@@ -57,7 +57,7 @@ __device__ __forceinline__ void team_accumulate(const int32_t *__restrict__ coli
                 cj[u] = __shfl_sync(SPX_FULL_MASK, col, src, team);
                 vj[u] = __shfl_sync(SPX_FULL_MASK, v, src, team);
             }
-            fma_rows<T, V, U, SMEM>(bcol, ldb, cj, vj, mine - j0, count, acc);
+            fma_rows<T, V, U>(bcol, ldb, cj, vj, mine - j0, count, acc);
         }
     }
     if (REDUCE)

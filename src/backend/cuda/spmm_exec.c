@@ -149,6 +149,11 @@ spx_status spx__cuda_spmm_plan_execute(spx_ctx *ctx, void *plan, const spx_spmm_
             }
         }
     }
+    if ((uint64_t)d.ldb * es > UINT32_MAX) {
+        s = spx__fail(ctx, SPX_ERR_UNSUPPORTED, "the cuda backend needs rows of B shorter than 4 GiB (leading dimension %lld)",
+                      (long long)d.ldb);
+        goto done;
+    }
     d.vec = aligned16(d.B) && aligned16(d.C) && (size_t)d.ldb * es % 16 == 0 && (size_t)d.ldc * es % 16 == 0
                 ? (int)(16 / es)
                 : 1;
