@@ -94,10 +94,12 @@ __device__ __forceinline__ void save_carry(const merge_params<T> &p, int64_t slo
         p.carry_vals[slot * p.d.n + col0 + t] = acc[t];
 }
 
-// f32: four blocks per SM (64 registers); at three, the L2-bound stencil
-// products lost ~9 % (H200). The other types need more registers.
+// Blocks per SM held at what the kernel had before its addresses were
+// narrowed (which let the compiler take more registers): four (64 registers)
+// for f32 and the scalar forms, three for the 16-byte vectors of f64 and the
+// half types. At three, the L2-bound f32 stencil products lost ~9 % (H200).
 template <typename T, int V>
-__global__ void __launch_bounds__(256, sizeof(T) == 4 ? 4 : 1) merge_kernel(const merge_params<T> p)
+__global__ void __launch_bounds__(256, sizeof(T) == 4 || V == 1 ? 4 : 3) merge_kernel(const merge_params<T> p)
 {
     typedef typename acc_of<T>::type A;
     const int lane = threadIdx.x & 31;
