@@ -2,10 +2,10 @@
  * every built-in semiring and value type, mask kind and complement, in
  * deterministic mode (bit for bit) and fast mode (within a bound); hard
  * shapes; rows whose tables need device memory (hash and dense) or that fit
- * a dense table in shared memory; real matrices; operands in device memory;
- * accumulate and drop_identity; memory budgets that force chunks; the avos
- * closure of a generated pedigree; overflow reports; run-to-run
- * determinism; and the pool returning every buffer.
+ * a dense table in shared memory; rows sorted in registers; real matrices;
+ * operands in device memory; accumulate and drop_identity; memory budgets
+ * that force chunks; the avos closure of a generated pedigree; overflow
+ * reports; run-to-run determinism; and the pool returning every buffer.
  *
  * No GPU: exit 77 (skipped). SPX_GPU_TEST_BACKEND=cpu runs the same checks
  * on the cpu backend (device cases skipped), to exercise the test itself
@@ -255,6 +255,49 @@ static void test_big_rows(void)
     o.mask.kind = SPX_MASK_NONE;
     check_modes("rmat squared", SPX_SEMIRING_PLUS_TIMES, SPX_F32, A, A, o);
     spx_matrix_destroy(A);
+}
+
+/* ---- rows of 33 to 128 products (sorted in registers) ---- */
+
+static void test_sorted_rows(void)
+{
+    /* about 12 entries a row of A, 6 columns a row of B: rows of 33 to 128
+     * products (enough of them for the sort, SPX_GEMM_SORT_MIN_ROWS); few
+     * columns repeat them, many keep them distinct (the
+     * unordered path sorts only rows of mostly distinct columns); over 2^25
+     * columns a row's span is too wide for the sort keys and the row takes
+     * a table (skipped in quick runs: the ref backend's accumulator has a
+     * slot per column) */
+    static const struct {
+        spx_semiring_kind kind;
+        spx_dtype type;
+    } cases[] = {{SPX_SEMIRING_PLUS_TIMES, SPX_F32}, {SPX_SEMIRING_PLUS_TIMES, SPX_F64},
+                 {SPX_SEMIRING_PLUS_TIMES, SPX_I32}, {SPX_SEMIRING_MIN_PLUS, SPX_F64},
+                 {SPX_SEMIRING_MAX_TIMES, SPX_F32},  {SPX_SEMIRING_PLUS_PAIR, SPX_I64},
+                 {SPX_SEMIRING_AVOS, SPX_I64}};
+    const int64_t spans[] = {60, 5000, (1 << 25) + (1 << 23)};
+    for (int s = 0; s < (g_quick ? 2 : 3); s++)
+        for (size_t c = 0; c < sizeof cases / sizeof cases[0]; c++) {
+            const int64_t m = 9000; /* about 8900 rows in range: the sort runs from 8192 on */
+            spx_matrix *A = NULL, *B = NULL, *M = NULL;
+            big_rows_operands(m, 0, 200, 6, spans[s], cases[c].type, &A, &B);
+            /* a matrix mask over the narrowest span (it is built dense) */
+            if (s == 0)
+                M = random_matrix(m, spans[s], 0.5, SPX_PATTERN, VAL_BOOL, SPX_CSR, SPX_INDEX_I32);
+            for (int mk = 0; mk < (M ? 3 : 2); mk++) {
+                spx_spgemm_options o = {0};
+                o.mask.kind = mk == 0 ? SPX_MASK_NONE : mk == 1 ? SPX_MASK_LOWER : SPX_MASK_MATRIX;
+                o.mask.M = mk == 2 ? M : NULL;
+                char what[200];
+                snprintf(what, sizeof what, "rows of few products over %lld columns, %s over %s, mask %d",
+                         (long long)spans[s], spx_semiring_name(cases[c].kind),
+                         spx_dtype_name(cases[c].type), (int)o.mask.kind);
+                check_modes(what, cases[c].kind, cases[c].type, A, B, o);
+            }
+            spx_matrix_destroy(A);
+            spx_matrix_destroy(B);
+            spx_matrix_destroy(M);
+        }
 }
 
 /* ---- real matrices ---- */
@@ -687,7 +730,8 @@ int main(void)
         void (*run)(void);
     } sections[] = {
         {"semirings", test_semirings},     {"shapes", test_shapes},
-        {"big rows", test_big_rows},       {"real matrices", test_real},
+        {"big rows", test_big_rows},       {"sorted rows", test_sorted_rows},
+        {"real matrices", test_real},
         {"device operands", test_device_operands}, {"accumulate", test_accum_drop},
         {"budgets", test_budgets},         {"closure", test_closure},
         {"overflow", test_overflow},       {"determinism", test_determinism},

@@ -21,10 +21,11 @@
 #include <limits.h>
 #include <string.h>
 
-/* Bins with tables in shared memory, in order: (threads per row, slots).
- * Those whose memory per block fits the device's limit are used. Warp bins
- * step by 2x: a row's table is cleared and compacted slot by slot, so a
- * table twice the needed size costs twice that. */
+/* Bins with tables in shared memory after the sorted ones (make_bins), in
+ * order: (threads per row, slots). Those whose memory per block fits the
+ * device's limit are used. Warp bins step by 2x: a row's table is cleared
+ * and compacted slot by slot, so a table twice the needed size costs twice
+ * that. */
 static const struct {
     int group;
     int64_t slots;
@@ -81,11 +82,23 @@ static int needs_order(const spx_spgemm_args *a)
     }
 }
 
-static void make_bins(const spx_gemm *g, int numeric, spx_gemm_bins *b)
+/* sorted: numeric bins of rows sorted in registers first */
+static void make_bins(const spx_gemm *g, int numeric, int sorted, spx_gemm_bins *b)
 {
     memset(b, 0, sizeof *b);
     const int64_t optin = spx__cuda(g->ctx)->info.smem_per_block_optin;
     const int64_t vsz = numeric ? g->vsz : 4; /* symbolic kernels stage int32 */
+    /* numeric rows of 33-64 and 65-128 products (see spx__gemm_sorted_row):
+     * keys and values in a warp's "table" of that many slots (a few KB a
+     * block, always fits) */
+    for (int64_t P = 2 * SPX_GEMM_SORT_MIN; numeric && sorted && P <= SPX_GEMM_SORT_MAX; P *= 2) {
+        const int x = ++b->nsorted;
+        b->nshared = x;
+        b->max_size[x] = P;
+        b->group[x] = 32;
+        b->slots[x] = (uint32_t)P;
+    }
+    b->ordered = numeric && g->ordered;
     for (size_t c = 0; c < sizeof bin_candidates / sizeof bin_candidates[0]; c++) {
         const int G = bin_candidates[c].group;
         const int64_t S = bin_candidates[c].slots;
@@ -110,9 +123,9 @@ static spx_status alloc_rows(spx_gemm *g)
                  "sizing the row sort");
     SPX_CUDA_TRY(ctx, spx__cuda_gemm_scan(NULL, NULL, m + 1, NULL, &g->scan_bytes, g->stream),
                  "sizing the scan");
-    enum { CAP, RLO, RHI, CNT, TOT, OFF, ACT, BIN, ROWS, SORT, SCAN, STATS, RANGES, STATUS, NPARTS };
+    enum { CAP, PROD, RLO, RHI, CNT, TOT, OFF, ACT, BIN, ROWS, SORT, SCAN, STATS, RANGES, STATUS, NPARTS };
     const int64_t bytes[NPARTS] = {
-        [CAP] = 4 * m, [RLO] = 4 * m, [RHI] = 4 * m, [CNT] = 4 * m,
+        [CAP] = 4 * m, [PROD] = 4 * m, [RLO] = 4 * m, [RHI] = 4 * m, [CNT] = 4 * m,
         [TOT] = 8 * (m + 1), [OFF] = 8 * (m + 1), [ACT] = g->a->drop_identity ? 8 * (m + 1) : 0,
         [BIN] = m, [ROWS] = 4 * m, [SORT] = (int64_t)g->sort_bytes, [SCAN] = (int64_t)g->scan_bytes,
         [STATS] = 8 * SPX_GEMM_NSTATS, [RANGES] = 16 * SPX_GEMM_MAX_BINS,
@@ -127,6 +140,7 @@ static spx_status alloc_rows(spx_gemm *g)
     if (s)
         return s;
     g->d.cap = (int32_t *)(base + at[CAP]);
+    g->d.prod = (int32_t *)(base + at[PROD]);
     g->d.rlo = (int32_t *)(base + at[RLO]);
     g->d.rhi = (int32_t *)(base + at[RHI]);
     g->d.cnt = (int32_t *)(base + at[CNT]);
@@ -319,6 +333,8 @@ static spx_status run(spx_gemm *g)
     }
     if ((s = bin_rows(g, 0)) || (s = plan_memory(g)))
         return s;
+    if (g->hstats[SPX_GEMM_STAT_FEW_ROWS] < SPX_GEMM_SORT_MIN_ROWS)
+        make_bins(g, 1, 0, &g->num);
     if (g->nregions &&
         (s = spx__gemm_alloc(g, (void **)&g->regions, g->nregions * g->region_bytes,
                              "SpGEMM table regions")))
@@ -370,8 +386,8 @@ spx_status spx__cuda_spgemm(spx_ctx *ctx, const spx_spgemm_args *a)
     g.d.complement = a->complement;
     g.d.drop = a->drop_identity;
     g.d.track_changed = a->changed && a->accum;
-    make_bins(&g, 0, &g.sym);
-    make_bins(&g, 1, &g.num);
+    make_bins(&g, 0, 0, &g.sym);
+    make_bins(&g, 1, 1, &g.num);
     g.sym.num_smax = g.num.nshared ? g.num.max_size[g.num.nshared] : 0;
     spx_status s = spx__gemm_stage_operands(&g);
     if (!s)

@@ -43,15 +43,35 @@ typedef struct spx_gemm_status {
     int internal;      /* a row's table filled up: the counts are wrong (a bug) */
 } spx_gemm_status;
 
+/* Row bins: 0 holds rows of size 0; 1..nsorted (numeric only) rows of few
+ * products, sorted in registers; up to nshared rows whose table fits shared
+ * memory; nshared + 1 the rest (tables in device memory). */
+#define SPX_GEMM_MAX_BINS 16 /* bin ids sort in 4 bits */
+
 /* Statistics the binning kernel gathers (unsigned long long each). */
 enum {
-    SPX_GEMM_STAT_ROWS = 0,        /* rows per bin, SPX_GEMM_MAX_BINS of them */
-    SPX_GEMM_STAT_SYM_SLOTS = 8,   /* largest table of a symbolic row in device memory */
-    SPX_GEMM_STAT_NUM_SLOTS = 9,   /* largest table a numeric row in device memory can need */
-    SPX_GEMM_STAT_NUM_ROWS = 10,   /* rows whose numeric table may need device memory */
-    SPX_GEMM_STAT_ROW_BOUND = 11,  /* largest bound on a row of C (product bound + accum row) */
-    SPX_GEMM_NSTATS = 12
+    SPX_GEMM_STAT_ROWS = 0,                         /* rows per bin */
+    SPX_GEMM_STAT_SYM_SLOTS = SPX_GEMM_MAX_BINS,    /* largest table of a symbolic row in device memory */
+    SPX_GEMM_STAT_NUM_SLOTS,   /* largest table a numeric row in device memory can need */
+    SPX_GEMM_STAT_NUM_ROWS,    /* rows whose numeric table may need device memory */
+    SPX_GEMM_STAT_ROW_BOUND,   /* largest bound on a row of C (product bound + accum row) */
+    SPX_GEMM_STAT_FEW_ROWS,    /* rows of SPX_GEMM_SORT_MIN + 1 to SPX_GEMM_SORT_MAX products */
+    SPX_GEMM_NSTATS
 };
+
+/* The numeric phase sorts rows of SPX_GEMM_SORT_MIN + 1 to SPX_GEMM_SORT_MAX
+ * products in a warp's registers instead of using a table: a key is the
+ * column relative to the row's first (rlo) above the product's position in
+ * k order (SPX_GEMM_SORT_SHIFT bits), so the row's column span must stay
+ * below SPX_GEMM_SORT_RANGE. spx__gemm_sorted_row says which rows. */
+#define SPX_GEMM_SORT_SHIFT 7
+#define SPX_GEMM_SORT_MIN 32
+#define SPX_GEMM_SORT_MAX (1 << SPX_GEMM_SORT_SHIFT)
+#define SPX_GEMM_SORT_RANGE ((1 << (32 - SPX_GEMM_SORT_SHIFT)) - 1)
+/* Fewer such rows than this take tables: their kernel is a launch of its
+ * own, which costs small products more than sorting saves (H200: citeseer
+ * and cora squared, 2.7K-3.3K rows, lost 10 us of 0.15-0.2 ms). */
+#define SPX_GEMM_SORT_MIN_ROWS 8192
 
 /* Everything a kernel needs about one product, passed by value. */
 typedef struct spx_gemm_dev {
@@ -64,6 +84,7 @@ typedef struct spx_gemm_dev {
     int out_wide;              /* C's column indices are int64 (else int32) */
     /* per row */
     int32_t *cap;  /* bound on the entries of the product's row (work pass) */
+    int32_t *prod; /* products of the row under the mask's window, at most INT32_MAX (work pass) */
     int32_t *rlo;  /* first column any product of the row reaches (work pass) */
     int32_t *rhi;  /* last one + 1 (rlo = rhi = 0 without products) */
     int32_t *cnt;  /* entries of the product's row (symbolic) */
@@ -76,14 +97,14 @@ typedef struct spx_gemm_dev {
     spx_gemm_status *status;
 } spx_gemm_dev;
 
-/* Row bins: 0 holds rows of size 0, 1..nshared rows whose table fits shared
- * memory, nshared + 1 the rest (tables in device memory). */
-#define SPX_GEMM_MAX_BINS 8 /* bin ids sort in 3 bits; the statistics hold 8 row counts */
 typedef struct spx_gemm_bins {
-    int nshared;
-    int64_t max_size[SPX_GEMM_MAX_BINS]; /* bin b: sizes in (max_size[b-1], max_size[b]] */
+    int nsorted, nshared;
+    int ordered; /* numeric binning for the ordered path */
+    /* bin b <= nsorted: products in (max_size[b-1], max_size[b]] (a column span below
+     * SPX_GEMM_SORT_RANGE); other bins: sizes in (max_size[b-1], max_size[b]] */
+    int64_t max_size[SPX_GEMM_MAX_BINS];
     int group[SPX_GEMM_MAX_BINS];        /* threads per row: 32 or 256 */
-    uint32_t slots[SPX_GEMM_MAX_BINS];   /* table slots per row group */
+    uint32_t slots[SPX_GEMM_MAX_BINS];   /* table slots per row group (sorted bins: products) */
     int64_t num_smax;                    /* symbolic binning: the numeric phase's shared limit */
 } spx_gemm_bins;
 
@@ -124,6 +145,22 @@ static inline SPX_GEMM_HD int64_t spx__gemm_row_slots(int64_t size, int64_t rang
     return range > 0 && range <= (glob ? SPX_GEMM_GLOB_DENSE : 1) * h ? range : h;
 }
 
+/* Whether a numeric row of `size` entries, `prod` products and a column span
+ * of `range` is sorted (its bin then holds P = 64 or 128 products). Sorting
+ * replaces the ordered path's rounds on every such row; on the unordered
+ * path only rows whose hash table would have more slots than P (when a
+ * row's products are mostly distinct columns, the table's compaction and
+ * sort cost more than sorting the products; measured on the H200, 3D
+ * Laplacian squared, about two products per entry: the table is faster). */
+static inline SPX_GEMM_HD int spx__gemm_sorted_row(int64_t size, int64_t prod, int64_t range,
+                                                   int ordered)
+{
+    if (prod <= SPX_GEMM_SORT_MIN || prod > SPX_GEMM_SORT_MAX || range >= SPX_GEMM_SORT_RANGE)
+        return 0;
+    const int64_t P = prod <= 2 * SPX_GEMM_SORT_MIN ? 2 * SPX_GEMM_SORT_MIN : SPX_GEMM_SORT_MAX;
+    return ordered || P < spx__gemm_hash_slots(size);
+}
+
 /* Bytes of a table of S slots (values of vsz bytes when numeric; with the
  * per-slot owner and has-value arrays when ordered), each array 16-aligned. */
 static inline SPX_GEMM_HD int64_t spx__gemm_round16(int64_t b) { return (b + 15) & ~(int64_t)15; }
@@ -146,7 +183,7 @@ static inline SPX_GEMM_HD int64_t spx__gemm_stage_bytes(int G, int64_t vsz)
 
 /* ---- launchers (spgemm_phases.cu) ---- */
 
-/* cap, rlo and rhi of every row (nnz_a: A's entries, to size the lanes per row). */
+/* cap, prod, rlo and rhi of every row (nnz_a: A's entries, to size the lanes per row). */
 cudaError_t spx__cuda_gemm_work(const spx_gemm_dev *d, int64_t nnz_a, cudaStream_t stream);
 /* bin[i] of every row by size[i]. Symbolic binning (numeric == 0) also sets
  * cnt = 0 and tot = |accum row| for rows of size 0 and gathers every

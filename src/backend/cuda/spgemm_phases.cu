@@ -41,8 +41,8 @@ template <int L> __device__ __forceinline__ int32_t lanes_max(int32_t v)
 
 // L lanes per row (L near the mean row length of A: short rows would leave
 // most of a warp idle and make the pass latency-bound): the products of the
-// row under the mask's window (the bound cap, also capped by the window and
-// a plain mask row) and the span of columns they reach. Every lane of a
+// row under the mask's window (prod; the bound cap, also capped by the
+// window and a plain mask row) and the span of columns they reach. Every lane of a
 // warp runs the same number of iterations, so the shuffles see all lanes.
 template <int L> __global__ void __launch_bounds__(SPX_GEMM_BLOCK) work_kernel(const spx_gemm_dev d)
 {
@@ -83,6 +83,7 @@ template <int L> __global__ void __launch_bounds__(SPX_GEMM_BLOCK) work_kernel(c
             if (d.mask == SPX_MASK_MATRIX && !d.complement && me - mb < cap)
                 cap = me - mb;
             d.cap[i] = (int32_t)cap;
+            d.prod[i] = (int32_t)(w < INT32_MAX ? w : INT32_MAX);
             d.rlo[i] = w > 0 ? jmin : 0;
             d.rhi[i] = w > 0 ? jmax + 1 : 0;
         }
@@ -125,8 +126,11 @@ __global__ void __launch_bounds__(SPX_GEMM_BLOCK)
         int b = 0;
         if (sz > 0) {
             b = global;
-            for (int c = bins.nshared; c >= 1; c--)
-                if (sz <= bins.max_size[c])
+            const int64_t pr = d.prod[i];
+            const bool few = bins.nsorted > 0 &&
+                             spx__gemm_sorted_row(sz, pr, (int64_t)d.rhi[i] - d.rlo[i], bins.ordered);
+            for (int c = few ? bins.nsorted : bins.nshared; c > (few ? 0 : bins.nsorted); c--)
+                if ((few ? pr : sz) <= bins.max_size[c])
                     b = c;
         }
         if (row)
@@ -152,6 +156,8 @@ __global__ void __launch_bounds__(SPX_GEMM_BLOCK)
                 num_slots = slots;
         }
         const unsigned num_rows = __ballot_sync(SPX_GEMM_FULL, row && sz > bins.num_smax);
+        const int64_t pr = row ? d.prod[i] : 0;
+        const unsigned few_rows = __ballot_sync(SPX_GEMM_FULL, pr > SPX_GEMM_SORT_MIN && pr <= SPX_GEMM_SORT_MAX);
         sym_slots = warp_max_u64(sym_slots);
         num_slots = warp_max_u64(num_slots);
         const unsigned long long bound = warp_max_u64(row ? (unsigned long long)(sz + alen) : 0ull);
@@ -162,6 +168,8 @@ __global__ void __launch_bounds__(SPX_GEMM_BLOCK)
                 atomicMax(&s[SPX_GEMM_STAT_NUM_SLOTS], num_slots);
             if (num_rows)
                 atomicAdd(&s[SPX_GEMM_STAT_NUM_ROWS], (unsigned long long)__popc(num_rows));
+            if (few_rows)
+                atomicAdd(&s[SPX_GEMM_STAT_FEW_ROWS], (unsigned long long)__popc(few_rows));
             if (bound)
                 atomicMax(&s[SPX_GEMM_STAT_ROW_BOUND], bound);
         }

@@ -25,6 +25,11 @@
 // to 128 entries, else by a bitonic network), identities dropped if asked,
 // and the row is written out, or merged with accum's row by binary searches
 // and group counts that give every entry its position.
+//
+// Numeric rows of 33 to 128 products may skip the table (sorted_row, see
+// spx__gemm_sorted_row): a warp lists their products as keys in registers,
+// sorts them with a bitonic network and reduces each column's run in k
+// order.
 #ifndef SPX_SPGEMM_ROWS_CUH
 #define SPX_SPGEMM_ROWS_CUH
 
@@ -550,10 +555,96 @@ template <int R, typename T> __device__ void rank_sort(int32_t *key, T *val, int
 
 // ---- one row ------------------------------------------------------------------------
 
+// Entries of key[0..n) (sorted) below v.
+template <bool GLOB> __device__ __forceinline__ int64_t count_below(const int32_t *key, int64_t n, int32_t v)
+{
+    int64_t e = 0;
+    while (e < n) {
+        const int64_t mid = e + ((n - e) >> 1);
+        if (ld<GLOB>(key + mid) < v)
+            e = mid + 1;
+        else
+            n = mid;
+    }
+    return e;
+}
+
+// Row i of C from its product's entries key/val[0..kept) (sorted, distinct)
+// and accum's row [ab, ae): each entry written at its place, act and
+// changed recorded. Every thread of the group calls it.
+template <class SR, int G, bool GLOB>
+__device__ void write_row(const spx_gemm_dev &d, int64_t i, const int32_t *key,
+                          const typename SR::T *val, int64_t kept,
+                          const stage<typename SR::T> &st, int64_t ab, int64_t ae)
+{
+    typedef typename SR::T T;
+    typedef group<G> grp;
+    const int r = grp::rank();
+    const T ident = SR::identity();
+    const T *Cv = (const T *)d.acc.val;
+    const int64_t alen = ae - ab, out0 = d.off[i] - d.base;
+    bool changed = false;
+    int64_t before = 0; // matched pairs in earlier chunks
+    if (alen == 0) { // no accum row: the sorted entries are the row
+        for (int64_t e = r; e < kept; e += G)
+            write_entry(d, out0 + e, ld<GLOB>(key + e), ld<GLOB>(val + e));
+        changed = kept > 0;
+    } else {
+        for (int64_t e0 = 0; e0 < kept; e0 += G) {
+            const int64_t e = e0 + r;
+            bool matched = false;
+            int32_t j = 0;
+            T v = ident;
+            int64_t ra = 0;
+            if (e < kept) {
+                j = ld<GLOB>(key + e);
+                v = ld<GLOB>(val + e);
+                ra = lower_bound(d.acc.col, ab, ae, j) - ab;
+                matched = ra < alen && __ldg(d.acc.col + ab + ra) == j;
+                if (matched) {
+                    const T a = Cv[ab + ra];
+                    T z;
+                    if (SR::add(&z, a, v))
+                        flag_overflow(d, i);
+                    changed |= !same_bits(z, a);
+                    v = z;
+                } else {
+                    changed = true;
+                }
+            }
+            int64_t chunk;
+            const int64_t incl = flag_scan<G>(matched, &chunk, st.scratch);
+            if (e < kept) /* entries before: e of the product, ra of accum, less the pairs below */
+                write_entry(d, out0 + e + ra - (before + incl - matched), j, v);
+            before += chunk;
+        }
+        before = 0;
+        for (int64_t x0 = 0; x0 < alen; x0 += G) {
+            const int64_t x = x0 + r;
+            bool matched = false;
+            int64_t e = 0;
+            int32_t ja = 0;
+            if (x < alen) {
+                ja = __ldg(d.acc.col + ab + x);
+                e = count_below<GLOB>(key, kept, ja); // product entries below ja
+                matched = e < kept && ld<GLOB>(key + e) == ja;
+            }
+            int64_t chunk;
+            const int64_t incl = flag_scan<G>(matched, &chunk, st.scratch);
+            if (x < alen && !matched)
+                write_entry(d, out0 + x + e - (before + incl), ja, Cv[ab + x]);
+            before += chunk;
+        }
+    }
+    if (d.act && r == 0)
+        d.act[i] = kept + alen - before;
+    if (d.track_changed && grp::any(changed) && r == 0)
+        d.status->changed = 1;
+}
+
 // Numeric output of row i once every product is in table t: compaction of
 // the occupied slots in slot order (identities dropped if asked), sorting
-// (hash tables), then the merge with accum's row [ab, ae), each entry
-// written at its place in C.
+// (hash tables), then write_row.
 template <class SR, int G, bool GLOB>
 __device__ void emit_row(const spx_gemm_dev &d, int64_t i, const table<typename SR::T> &t,
                          const stage<typename SR::T> &st, int64_t ab, int64_t ae)
@@ -601,75 +692,199 @@ __device__ void emit_row(const spx_gemm_dev &d, int64_t i, const table<typename 
             bitonic_sort<G, GLOB>(t.key, t.val, P);
         }
     }
-
-    const T *Cv = (const T *)d.acc.val;
-    const int64_t alen = ae - ab, out0 = d.off[i] - d.base;
-    bool changed = false;
-    int64_t before = 0; // matched pairs in earlier chunks
-    if (alen == 0) { // no accum row: the sorted entries are the row
-        for (int64_t e = r; e < kept; e += G)
-            write_entry(d, out0 + e, ld<GLOB>(t.key + e), ld<GLOB>(t.val + e));
-        changed = kept > 0;
-    } else {
-        for (int64_t e0 = 0; e0 < kept; e0 += G) {
-            const int64_t e = e0 + r;
-            bool matched = false;
-            int32_t j = 0;
-            T v = ident;
-            int64_t ra = 0;
-            if (e < kept) {
-                j = ld<GLOB>(t.key + e);
-                v = ld<GLOB>(t.val + e);
-                ra = lower_bound(d.acc.col, ab, ae, j) - ab;
-                matched = ra < alen && __ldg(d.acc.col + ab + ra) == j;
-                if (matched) {
-                    const T a = Cv[ab + ra];
-                    T z;
-                    if (SR::add(&z, a, v))
-                        flag_overflow(d, i);
-                    changed |= !same_bits(z, a);
-                    v = z;
-                } else {
-                    changed = true;
-                }
-            }
-            int64_t chunk;
-            const int64_t incl = flag_scan<G>(matched, &chunk, st.scratch);
-            if (e < kept) /* entries before: e of the product, ra of accum, less the pairs below */
-                write_entry(d, out0 + e + ra - (before + incl - matched), j, v);
-            before += chunk;
-        }
-        before = 0;
-        for (int64_t x0 = 0; x0 < alen; x0 += G) {
-            const int64_t x = x0 + r;
-            bool matched = false;
-            int64_t e = 0;
-            int32_t ja = 0;
-            if (x < alen) {
-                ja = __ldg(d.acc.col + ab + x);
-                int64_t f = kept; // e = product entries below ja
-                while (e < f) {
-                    const int64_t mid = e + ((f - e) >> 1);
-                    if (ld<GLOB>(t.key + mid) < ja)
-                        e = mid + 1;
-                    else
-                        f = mid;
-                }
-                matched = e < kept && ld<GLOB>(t.key + e) == ja;
-            }
-            int64_t chunk;
-            const int64_t incl = flag_scan<G>(matched, &chunk, st.scratch);
-            if (x < alen && !matched)
-                write_entry(d, out0 + x + e - (before + incl), ja, Cv[ab + x]);
-            before += chunk;
-        }
-    }
-    if (d.act && r == 0)
-        d.act[i] = kept + alen - before;
-    if (d.track_changed && grp::any(changed) && r == 0)
-        d.status->changed = 1;
+    write_row<SR, G, GLOB>(d, i, t.key, t.val, kept, st, ab, ae);
 }
 
+// Ascending bitonic sort of 32 * R keys held R per lane, element lane * R + q
+// in k[q]: strides below R swap registers, the others exchange lanes.
+template <int R> __device__ __forceinline__ void warp_sort(uint32_t (&k)[R])
+{
+    const uint32_t lane = threadIdx.x & 31;
+#pragma unroll
+    for (uint32_t K = 2; K <= 32 * R; K <<= 1) {
+#pragma unroll
+        for (uint32_t J = K >> 1; J > 0; J >>= 1) {
+#pragma unroll
+            for (int q = 0; q < R; q++) {
+                const uint32_t e = lane * R + q;
+                const bool up = (e & K) == 0;
+                if (J >= R) {
+                    const uint32_t o = __shfl_xor_sync(SPX_GEMM_FULL, k[q], J / R);
+                    k[q] = up == ((e & J) == 0) ? min(k[q], o) : max(k[q], o);
+                } else if ((q & J) == 0) {
+                    const uint32_t x = k[q], y = k[q | J];
+                    k[q] = up ? min(x, y) : max(x, y);
+                    k[q | J] = up ? max(x, y) : min(x, y);
+                }
+            }
+        }
+    }
+}
+
+// Numeric row i when it has at most 32 * R products (a sorted bin): a warp
+// lists the products as keys (column - rlo above the product's position in
+// k order, see SPX_GEMM_SORT_SHIFT) with their values in shared memory,
+// sorts the keys in registers, and the first product of each column
+// reduces the column's values in k order: exact for every semiring and
+// mode, no table to clear, probe or compact.
+template <class SR, int R>
+__device__ void sorted_row(const spx_gemm_dev &d, int64_t i, unsigned char *tmem,
+                           const stage<typename SR::T> &st)
+{
+    typedef typename SR::T T;
+    constexpr int P = 32 * R;
+    constexpr uint32_t NONE = 0xffffffffu, POS = SPX_GEMM_SORT_MAX - 1;
+    const uint32_t lane = threadIdx.x & 31;
+    uint32_t *key = (uint32_t *)tmem; // the layout of carve_table: keys, then values
+    T *val = (T *)(tmem + spx__gemm_round16(4 * (int64_t)P));
+    int64_t mb = 0, me = 0;
+    if (d.M.ptr) {
+        mb = d.M.ptr[i];
+        me = d.M.ptr[i + 1];
+    }
+    int32_t lo, hi;
+    row_window(d, i, mb, me, &lo, &hi);
+    const int32_t rlo = d.rlo[i];
+
+    // ---- products, in k order, as keys and values ----
+    const int64_t pa = d.A.ptr[i], pe = d.A.ptr[i + 1];
+    const T *Av = (const T *)d.A.val, *Bv = (const T *)d.B.val;
+    int n = 0; // products listed so far
+    for (int64_t c0 = pa; c0 < pe; c0 += 32) {
+        const int64_t p = c0 + lane;
+        int len = 0;
+        int64_t qb = 0;
+        T av = T(1);
+        if (p < pe && lo < hi) {
+            const int32_t k = __ldg(d.A.col + p);
+            qb = __ldg(d.B.ptr + k);
+            int64_t qe = __ldg(d.B.ptr + k + 1);
+            cut_row(d.B.col, &qb, &qe, lo, hi, d.n);
+            len = (int)(qe - qb < P ? qe - qb : P); // more than P: the bin is wrong (flagged below)
+            if (Av)
+                av = Av[p];
+        }
+        int incl = len;
+#pragma unroll
+        for (int o = 1; o < 32; o <<= 1) {
+            const int u = __shfl_up_sync(SPX_GEMM_FULL, incl, o);
+            if ((int)lane >= o)
+                incl += u;
+        }
+        const int total = __shfl_sync(SPX_GEMM_FULL, incl, 31);
+        st.end[lane] = incl;
+        st.qoff[lane] = qb - (incl - len);
+        st.aval[lane] = av;
+        __syncwarp();
+        if (n + total > P) { // the work pass counted fewer products: a bug, not an input
+            if (lane == 0)
+                d.status->internal = 1;
+            break;
+        }
+        const int entries = pe - c0 < 32 ? (int)(pe - c0) : 32;
+        for (int u = lane; u < total; u += 32) {
+            int e0 = 0, e1 = entries - 1; // the entry whose products hold u
+            while (e0 < e1) {
+                const int mid = (e0 + e1) >> 1;
+                if (st.end[mid] > u)
+                    e1 = mid;
+                else
+                    e0 = mid + 1;
+            }
+            const int64_t q = st.qoff[e0] + u;
+            const int32_t j = __ldg(d.B.col + q);
+            bool act = true;
+            if (d.M.ptr) {
+                const int64_t x = lower_bound(d.M.col, mb, me, j);
+                act = (x < me && __ldg(d.M.col + x) == j) != (d.complement != 0);
+            }
+            key[n + u] = act ? ((uint32_t)(j - rlo) << SPX_GEMM_SORT_SHIFT) | (uint32_t)(n + u) : NONE;
+            if (act && SR::mul(&val[n + u], st.aval[e0], Bv ? Bv[q] : T(1)))
+                flag_overflow(d, i);
+        }
+        n += total;
+        __syncwarp(); // the staging is rewritten by the next chunk
+    }
+    for (int u = n + (int)lane; u < P; u += 32)
+        key[u] = NONE;
+    __syncwarp();
+
+    // ---- sort; the first key of each column heads it ----
+    uint32_t k[R];
+#pragma unroll
+    for (int q = 0; q < R; q++)
+        k[q] = key[lane * R + q];
+    __syncwarp(); // every load before key is rewritten
+    warp_sort<R>(k);
+    const uint32_t last = __shfl_up_sync(SPX_GEMM_FULL, k[R - 1], 1); // the element before lane * R
+    bool head[R];
+    unsigned heads[R];
+    int below = 0, mine = 0; // heads in lower lanes; in this lane
+#pragma unroll
+    for (int q = 0; q < R; q++) {
+        const uint32_t prev = q > 0 ? k[q - 1] : (lane > 0 ? last : NONE);
+        head[q] = k[q] != NONE && (k[q] >> SPX_GEMM_SORT_SHIFT) != (prev >> SPX_GEMM_SORT_SHIFT);
+    }
+    const int64_t ab = d.acc.ptr ? d.acc.ptr[i] : 0, ae = d.acc.ptr ? d.acc.ptr[i + 1] : 0;
+    int32_t *out_key = (int32_t *)key; // the row's entries, compacted, for accum
+    // a head reduces its column's products in k order (sorted keys in memory)
+#pragma unroll
+    for (int q = 0; q < R; q++)
+        key[lane * R + q] = k[q];
+    __syncwarp();
+    const T ident = SR::identity();
+    T v[R];
+#pragma unroll
+    for (int q = 0; q < R; q++) {
+        v[q] = ident;
+        if (head[q]) {
+            const uint32_t c = k[q] >> SPX_GEMM_SORT_SHIFT;
+            v[q] = val[k[q] & POS];
+            for (int x = lane * R + q + 1; x < P; x++) {
+                const uint32_t kx = key[x];
+                if ((kx >> SPX_GEMM_SORT_SHIFT) != c)
+                    break;
+                if (SR::add(&v[q], v[q], val[kx & POS]))
+                    flag_overflow(d, i);
+            }
+            head[q] = !(d.drop && v[q] == ident);
+        }
+    }
+#pragma unroll
+    for (int q = 0; q < R; q++) {
+        heads[q] = __ballot_sync(SPX_GEMM_FULL, head[q]);
+        below += __popc(heads[q] & ((1u << lane) - 1));
+    }
+    int kept = 0;
+#pragma unroll
+    for (int q = 0; q < R; q++)
+        kept += __popc(heads[q]);
+    __syncwarp(); // every read of key and val before the entries replace them
+#pragma unroll
+    for (int q = 0; q < R; q++) {
+        const int at = below + mine;
+        const int32_t j = rlo + (int32_t)(k[q] >> SPX_GEMM_SORT_SHIFT);
+        if (head[q]) {
+            mine++;
+            if (ae == ab) {
+                write_entry(d, d.off[i] - d.base + at, j, v[q]);
+            } else {
+                out_key[at] = j;
+                val[at] = v[q];
+            }
+        }
+    }
+    if (ae == ab) {
+        if (d.act && lane == 0)
+            d.act[i] = kept;
+        if (d.track_changed && kept > 0 && lane == 0)
+            d.status->changed = 1;
+    } else {
+        __syncwarp();
+        write_row<SR, 32, false>(d, i, out_key, val, kept, st, ab, ae);
+    }
+    __syncwarp(); // the row's memory is reused by the next row
+}
 
 template <class SR, int G, bool NUM, bool ORD, bool GLOB>
 __device__ void gemm_row(const spx_gemm_dev &d, int64_t i, unsigned char *tmem,
@@ -811,6 +1026,34 @@ struct row_segments {
     uint32_t slots[SPX_GEMM_MAX_BINS];                          // 0: tables in device memory
 };
 
+// The sorted bins' rows (sorted_row: 64 or 128 products), a warp per row; a
+// launch of its own:
+// in the table kernel its registers would cost the table rows occupancy.
+template <class SR>
+__global__ void __launch_bounds__(SPX_GEMM_BLOCK)
+    sorted_kernel(const spx_gemm_dev d, const int32_t *__restrict__ rows, const row_segments seg)
+{
+    typedef typename SR::T T;
+    extern __shared__ __align__(16) unsigned char smem[];
+    constexpr int GROUPS = SPX_GEMM_BLOCK / 32;
+    int s = 0;
+    while (s + 1 < seg.n && (int64_t)blockIdx.x >= seg.first_block[s + 1])
+        s++;
+    const int g = threadIdx.x / 32;
+    const int64_t sb = spx__gemm_stage_bytes(32, sizeof(T));
+    unsigned char *mine = smem + g * (sb + spx__gemm_table_bytes(seg.slots[s], sizeof(T), 1, 0));
+    const stage<T> st = carve_stage<T>(mine, 32);
+    const int32_t *list = rows + seg.begin[s];
+    const int64_t blocks = seg.first_block[s + 1] - seg.first_block[s];
+    for (int64_t x = ((int64_t)blockIdx.x - seg.first_block[s]) * GROUPS + g; x < seg.count[s];
+         x += blocks * GROUPS) {
+        if (seg.slots[s] == 64)
+            sorted_row<SR, 2>(d, list[x], mine + sb, st);
+        else
+            sorted_row<SR, 4>(d, list[x], mine + sb, st);
+    }
+}
+
 // 256 / G groups per block; a table in the group's shared memory (sized for
 // the segment's slots), or in the block's region of device memory (GLOB:
 // one segment, a persistent grid of at most one block per region).
@@ -840,8 +1083,9 @@ __global__ void __launch_bounds__(SPX_GEMM_BLOCK)
 
 // ---- launching -------------------------------------------------------------------------
 
-// Bins [b0, b1) in one launch (the same group size; GLOB: the last bin).
-template <class SR, int G, bool NUM, bool ORD, bool GLOB>
+// Bins [b0, b1) in one launch (the same group size; GLOB: the last bin;
+// SORTED: sorted bins, sorted_kernel).
+template <class SR, int G, bool NUM, bool ORD, bool GLOB, bool SORTED = false>
 cudaError_t launch_bins(const spx_gemm_dev *d, const spx_gemm_launch *L, int b0, int b1)
 {
     constexpr int GROUPS = SPX_GEMM_BLOCK / G;
@@ -856,7 +1100,7 @@ cudaError_t launch_bins(const spx_gemm_dev *d, const spx_gemm_launch *L, int b0,
         seg.begin[seg.n] = L->lo[b];
         seg.count[seg.n] = n;
         seg.slots[seg.n] = GLOB ? 0 : L->bins.slots[b];
-        const int64_t tb = GLOB ? 0 : spx__gemm_table_bytes(L->bins.slots[b], vsz, NUM, ORD);
+        const int64_t tb = GLOB ? 0 : spx__gemm_table_bytes(L->bins.slots[b], vsz, NUM, ORD && !SORTED);
         table = tb > table ? tb : table;
         blocks += GLOB ? (n < L->nregions ? n : L->nregions) : (n + GROUPS - 1) / GROUPS;
         seg.n++;
@@ -867,6 +1111,10 @@ cudaError_t launch_bins(const spx_gemm_dev *d, const spx_gemm_launch *L, int b0,
     if (blocks > INT_MAX)
         return cudaErrorInvalidConfiguration;
     const int64_t smem = GROUPS * (spx__gemm_stage_bytes(G, vsz) + table);
+    if constexpr (SORTED) { // a few KB a block
+        sorted_kernel<SR><<<(unsigned)blocks, SPX_GEMM_BLOCK, (size_t)smem, L->stream>>>(*d, L->rows, seg);
+        return cudaGetLastError();
+    }
     auto kernel = rows_kernel<SR, G, NUM, ORD, GLOB>;
     if (smem > 48 * 1024) {
         cudaError_t e = cudaFuncSetAttribute(kernel, cudaFuncAttributeMaxDynamicSharedMemorySize, (int)smem);
@@ -878,16 +1126,21 @@ cudaError_t launch_bins(const spx_gemm_dev *d, const spx_gemm_launch *L, int b0,
     return cudaGetLastError();
 }
 
-// Every bin 1..nshared + 1 of the launch with semiring SR: the warp bins
-// together, then each block bin, then the rows with tables in device memory.
+// Every bin 1..nshared + 1 of the launch with semiring SR: the sorted bins,
+// the warp table bins together, then each block bin, then the rows with
+// tables in device memory.
 template <class SR, bool NUM, bool ORD>
 cudaError_t launch_rows(const spx_gemm_dev *d, const spx_gemm_launch *L)
 {
-    const int last = L->bins.nshared + 1;
-    int warp_end = 1;
+    const int last = L->bins.nshared + 1, first = L->bins.nsorted + 1;
+    int warp_end = first;
     while (warp_end < last && L->bins.group[warp_end] == 32)
         warp_end++;
-    cudaError_t e = launch_bins<SR, 32, NUM, ORD, false>(d, L, 1, warp_end);
+    cudaError_t e = cudaSuccess;
+    if constexpr (NUM) // symbolic binning has no sorted bins
+        e = launch_bins<SR, 32, NUM, ORD, false, true>(d, L, 1, first);
+    if (e == cudaSuccess)
+        e = launch_bins<SR, 32, NUM, ORD, false>(d, L, first, warp_end);
     for (int b = warp_end; b < last && e == cudaSuccess; b++)
         e = launch_bins<SR, SPX_GEMM_BLOCK, NUM, ORD, false>(d, L, b, b + 1);
     if (e == cudaSuccess)

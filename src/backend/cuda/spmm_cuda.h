@@ -135,7 +135,7 @@ cudaError_t spx__cuda_transpose(spx_dtype dtype, const void *src, int64_t src_ld
  * indices must be sorted within rows. */
 cudaError_t spx__cuda_row_bins(const spx_cuda_csr *A, const int64_t bounds[4], unsigned char *bin,
                                unsigned long long *stats, cudaStream_t stream);
-/* Stable partition of rows by bin: rows_out[] lists rows of bin 0, then 1, ...
+/* Stable partition of rows by bin (ids below 16): rows_out[] lists rows of bin 0, then 1, ...
  * in increasing order within each bin. tmp: workspace of tmp_bytes (query
  * with tmp == NULL). */
 cudaError_t spx__cuda_sort_rows_by_bin(const unsigned char *bin, int64_t m, int32_t *rows_out,

@@ -112,7 +112,7 @@ extern "C" cudaError_t spx__cuda_sort_rows_by_bin(const unsigned char *bin, int6
     /* layout of tmp: sorted keys (m bytes), row ids (m ints), CUB's workspace */
     size_t cub_bytes = 0;
     cudaError_t e = cub::DeviceRadixSort::SortPairs(nullptr, cub_bytes, bin, (unsigned char *)nullptr,
-                                                    (const int32_t *)nullptr, rows_out, m, 0, 3, stream);
+                                                    (const int32_t *)nullptr, rows_out, m, 0, 4, stream);
     if (e != cudaSuccess)
         return e;
     size_t keys_bytes = align_up((size_t)m), ids_bytes = align_up((size_t)m * sizeof(int32_t));
@@ -126,7 +126,7 @@ extern "C" cudaError_t spx__cuda_sort_rows_by_bin(const unsigned char *bin, int6
     iota_kernel<<<grid_1d(m), 256, 0, stream>>>(ids, m);
     if ((e = cudaGetLastError()) != cudaSuccess)
         return e;
-    return cub::DeviceRadixSort::SortPairs(cub_tmp, cub_bytes, bin, keys_out, ids, rows_out, m, 0, 3,
+    return cub::DeviceRadixSort::SortPairs(cub_tmp, cub_bytes, bin, keys_out, ids, rows_out, m, 0, 4,
                                            stream);
 }
 
