@@ -553,6 +553,49 @@ template <int R, typename T> __device__ void rank_sort(int32_t *key, T *val, int
     __syncwarp();
 }
 
+// ---- the products of a row ------------------------------------------------------------
+
+// Entry p of A(i,:): the start of B(k,:) cut to the window [lo, hi) in *qb,
+// its length returned (0 past the row's end pe or for an empty window).
+__device__ __forceinline__ int64_t cut_entry(const spx_gemm_dev &d, int64_t p, int64_t pe, int32_t lo,
+                                             int32_t hi, int64_t *qb)
+{
+    *qb = 0;
+    if (p >= pe || lo >= hi)
+        return 0;
+    const int32_t k = __ldg(d.A.col + p);
+    *qb = __ldg(d.B.ptr + k);
+    int64_t qe = __ldg(d.B.ptr + k + 1);
+    cut_row(d.B.col, qb, &qe, lo, hi, d.n);
+    return qe - *qb;
+}
+
+// Product u of the staged chunk (entries of A, see stage): the entry it
+// comes from (returned), its position *q in B and column *j; whether the
+// matrix mask M(i,:) = [mb, me) keeps it in *in.
+template <typename T>
+__device__ __forceinline__ int find_product(const spx_gemm_dev &d, const stage<T> &st, int entries,
+                                            int64_t u, int64_t mb, int64_t me, int64_t *q,
+                                            int32_t *j, bool *in)
+{
+    int e0 = 0, e1 = entries - 1;
+    while (e0 < e1) {
+        const int mid = (e0 + e1) >> 1;
+        if (st.end[mid] > u)
+            e1 = mid;
+        else
+            e0 = mid + 1;
+    }
+    *q = st.qoff[e0] + u;
+    *j = __ldg(d.B.col + *q);
+    *in = true;
+    if (d.M.ptr) {
+        const int64_t x = lower_bound(d.M.col, mb, me, *j);
+        *in = (x < me && __ldg(d.M.col + x) == *j) != (d.complement != 0);
+    }
+    return e0;
+}
+
 // ---- one row ------------------------------------------------------------------------
 
 // Entries of key[0..n) (sorted) below v.
@@ -752,18 +795,10 @@ __device__ void sorted_row(const spx_gemm_dev &d, int64_t i, unsigned char *tmem
     int n = 0; // products listed so far
     for (int64_t c0 = pa; c0 < pe; c0 += 32) {
         const int64_t p = c0 + lane;
-        int len = 0;
-        int64_t qb = 0;
-        T av = T(1);
-        if (p < pe && lo < hi) {
-            const int32_t k = __ldg(d.A.col + p);
-            qb = __ldg(d.B.ptr + k);
-            int64_t qe = __ldg(d.B.ptr + k + 1);
-            cut_row(d.B.col, &qb, &qe, lo, hi, d.n);
-            len = (int)(qe - qb < P ? qe - qb : P); // more than P: the bin is wrong (flagged below)
-            if (Av)
-                av = Av[p];
-        }
+        int64_t qb;
+        const int64_t cut = cut_entry(d, p, pe, lo, hi, &qb);
+        const int len = (int)(cut < P ? cut : P); // more than P: the bin is wrong (flagged below)
+        const T av = Av && len > 0 ? Av[p] : T(1);
         int incl = len;
 #pragma unroll
         for (int o = 1; o < 32; o <<= 1) {
@@ -783,21 +818,10 @@ __device__ void sorted_row(const spx_gemm_dev &d, int64_t i, unsigned char *tmem
         }
         const int entries = pe - c0 < 32 ? (int)(pe - c0) : 32;
         for (int u = lane; u < total; u += 32) {
-            int e0 = 0, e1 = entries - 1; // the entry whose products hold u
-            while (e0 < e1) {
-                const int mid = (e0 + e1) >> 1;
-                if (st.end[mid] > u)
-                    e1 = mid;
-                else
-                    e0 = mid + 1;
-            }
-            const int64_t q = st.qoff[e0] + u;
-            const int32_t j = __ldg(d.B.col + q);
-            bool act = true;
-            if (d.M.ptr) {
-                const int64_t x = lower_bound(d.M.col, mb, me, j);
-                act = (x < me && __ldg(d.M.col + x) == j) != (d.complement != 0);
-            }
+            int64_t q;
+            int32_t j;
+            bool act;
+            const int e0 = find_product(d, st, entries, u, mb, me, &q, &j, &act);
             key[n + u] = act ? ((uint32_t)(j - rlo) << SPX_GEMM_SORT_SHIFT) | (uint32_t)(n + u) : NONE;
             if (act && SR::mul(&val[n + u], st.aval[e0], Bv ? Bv[q] : T(1)))
                 flag_overflow(d, i);
@@ -925,17 +949,9 @@ __device__ void gemm_row(const spx_gemm_dev &d, int64_t i, unsigned char *tmem,
     const T *Av = (const T *)d.A.val, *Bv = (const T *)d.B.val;
     for (int64_t c0 = pa; c0 < pe; c0 += G) {
         const int64_t p = c0 + r;
-        int64_t len = 0, qb = 0;
-        T av = T(1);
-        if (p < pe && lo < hi) {
-            const int32_t k = __ldg(d.A.col + p);
-            qb = __ldg(d.B.ptr + k);
-            int64_t qe = __ldg(d.B.ptr + k + 1);
-            cut_row(d.B.col, &qb, &qe, lo, hi, d.n);
-            len = qe - qb;
-            if (NUM && Av)
-                av = Av[p];
-        }
+        int64_t qb;
+        const int64_t len = cut_entry(d, p, pe, lo, hi, &qb);
+        const T av = NUM && Av && len > 0 ? Av[p] : T(1);
         int64_t total;
         const int64_t incl = group_scan<G>(len, &total, st.scratch);
         st.end[r] = incl;
@@ -950,20 +966,9 @@ __device__ void gemm_row(const spx_gemm_dev &d, int64_t i, unsigned char *tmem,
             uint32_t slot = 0;
             T prod = T(0);
             if (act) {
-                int e0 = 0, e1 = entries - 1; // the entry whose products hold u
-                while (e0 < e1) {
-                    const int mid = (e0 + e1) >> 1;
-                    if (st.end[mid] > u)
-                        e1 = mid;
-                    else
-                        e0 = mid + 1;
-                }
-                const int64_t q = st.qoff[e0] + u;
-                const int32_t j = __ldg(d.B.col + q);
-                if (d.M.ptr) {
-                    const int64_t x = lower_bound(d.M.col, mb, me, j);
-                    act = (x < me && __ldg(d.M.col + x) == j) != (d.complement != 0);
-                }
+                int64_t q;
+                int32_t j;
+                const int e0 = find_product(d, st, entries, u, mb, me, &q, &j, &act);
                 if (act) {
                     if (NUM && SR::mul(&prod, st.aval[e0], Bv ? Bv[q] : T(1)))
                         flag_overflow(d, i);
