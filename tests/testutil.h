@@ -95,6 +95,22 @@ static inline const char *test_shared_data_dir(void)
 /* Small matrices committed with the tests (always present). */
 static inline const char *test_local_data_dir(void) { return SPX_SOURCE_DIR "/tests/data"; }
 
+/* SPX_GPU_TEST_ONLY=key[,key...]: whether to run the section titled name,
+ * i.e. its title up to the first ':' (or all of it) is one of the keys. */
+static inline int test_section_selected(const char *name)
+{
+    const char *only = getenv("SPX_GPU_TEST_ONLY");
+    if (!only || !*only)
+        return 1;
+    size_t klen = strcspn(name, ":");
+    char buf[256];
+    snprintf(buf, sizeof buf, "%s", only);
+    for (char *save = NULL, *w = strtok_r(buf, ",", &save); w; w = strtok_r(NULL, ",", &save))
+        if (strlen(w) == klen && !strncmp(name, w, klen))
+            return 1;
+    return 0;
+}
+
 /* ||a - b|| / ||b|| over n doubles; NaN or Inf anywhere gives INFINITY. */
 static inline double test_rel_err(const double *a, const double *b, size_t n)
 {

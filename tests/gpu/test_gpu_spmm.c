@@ -542,24 +542,9 @@ static int setup(void)
     return -1;
 }
 
-/* SPX_GPU_TEST_ONLY=key[,key...]: run the sections whose title starts with "key:". */
-static int section_selected(const char *name)
-{
-    const char *only = getenv("SPX_GPU_TEST_ONLY");
-    if (!only || !*only)
-        return 1;
-    size_t klen = strcspn(name, ":");
-    char buf[256];
-    snprintf(buf, sizeof buf, "%s", only);
-    for (char *save = NULL, *w = strtok_r(buf, ",", &save); w; w = strtok_r(NULL, ",", &save))
-        if (strlen(w) == klen && !strncmp(name, w, klen))
-            return 1;
-    return 0;
-}
-
 static void section(const char *name, void (*fn)(void))
 {
-    if (!section_selected(name))
+    if (!test_section_selected(name))
         return;
     int64_t before = 0;
     for (int a = 0; a < NALG; a++)

@@ -3,8 +3,8 @@
  * ("The GPU kernel").
  *
  * Kernels read A, B, the mask M and accum as CSR with int64 offsets and
- * int32 columns. Every row of C is computed by a group of threads (a warp,
- * or a block of 256) with a table of its columns: a hash table, or a dense
+ * int32 columns. Every row of C is computed by a group of threads (8 lanes,
+ * a warp, or a block of 256) with a table of its columns: a hash table, or a dense
  * array over the row's column range when that is no larger. Tables live in
  * shared memory, or for rows too large for it in regions of device memory,
  * one per block of a persistent grid. Rows are binned by the size their
@@ -56,6 +56,7 @@ enum {
     SPX_GEMM_STAT_NUM_ROWS,    /* rows whose numeric table may need device memory */
     SPX_GEMM_STAT_ROW_BOUND,   /* largest bound on a row of C (product bound + accum row) */
     SPX_GEMM_STAT_FEW_ROWS,    /* rows of SPX_GEMM_SORT_MIN + 1 to SPX_GEMM_SORT_MAX products */
+    SPX_GEMM_STAT_A_MAX,       /* entries of A's longest row */
     SPX_GEMM_NSTATS
 };
 
@@ -103,7 +104,7 @@ typedef struct spx_gemm_bins {
     /* bin b <= nsorted: products in (max_size[b-1], max_size[b]] (a column span below
      * SPX_GEMM_SORT_RANGE); other bins: sizes in (max_size[b-1], max_size[b]] */
     int64_t max_size[SPX_GEMM_MAX_BINS];
-    int group[SPX_GEMM_MAX_BINS];        /* threads per row: 32 or 256 */
+    int group[SPX_GEMM_MAX_BINS];        /* threads per row: 8, 32 or 256 */
     uint32_t slots[SPX_GEMM_MAX_BINS];   /* table slots per row group (sorted bins: products) */
     int64_t num_smax;                    /* symbolic binning: the numeric phase's shared limit */
 } spx_gemm_bins;
@@ -147,8 +148,9 @@ static inline SPX_GEMM_HD int64_t spx__gemm_row_slots(int64_t size, int64_t rang
 
 /* Whether a numeric row of `size` entries, `prod` products and a column span
  * of `range` is sorted (its bin then holds P = 64 or 128 products). Sorting
- * replaces the ordered path's rounds on every such row; on the unordered
- * path only rows whose hash table would have more slots than P (when a
+ * replaces the ordered path's rounds of warp tables on every such row
+ * (ordered: the tables have a warp); otherwise only rows whose hash table
+ * would have more slots than P (when a
  * row's products are mostly distinct columns, the table's compaction and
  * sort cost more than sorting the products; measured on the H200, 3D
  * Laplacian squared, about two products per entry: the table is faster). */
@@ -174,11 +176,15 @@ static inline SPX_GEMM_HD int64_t spx__gemm_table_bytes(int64_t S, int64_t vsz, 
         b += spx__gemm_round16(4 * S) + spx__gemm_round16(S);
     return b;
 }
-/* Bytes of a group's staging: G prefix ends, G offsets and 32 scan slots
- * (int64), G values of vsz bytes. */
+/* Bytes of a group's staging: G prefix ends, G offsets and (block groups)
+ * 32 scan slots (int64), G values of vsz bytes. */
+static inline SPX_GEMM_HD int64_t spx__gemm_stage_scan_bytes(int G)
+{
+    return spx__gemm_round16(8 * (2 * (int64_t)G + (G > 32 ? 32 : 0)));
+}
 static inline SPX_GEMM_HD int64_t spx__gemm_stage_bytes(int G, int64_t vsz)
 {
-    return spx__gemm_round16(8 * (2 * (int64_t)G + 32)) + spx__gemm_round16(vsz * G);
+    return spx__gemm_stage_scan_bytes(G) + spx__gemm_round16(vsz * G);
 }
 
 /* ---- launchers (spgemm_phases.cu) ---- */

@@ -54,13 +54,9 @@ template <int L> __global__ void __launch_bounds__(SPX_GEMM_BLOCK) work_kernel(c
         const int64_t i = i0 + (first - warp_first);
         const bool row = i < d.m;
         int64_t mb = 0, me = 0;
-        if (row && d.M.ptr) {
-            mb = d.M.ptr[i];
-            me = d.M.ptr[i + 1];
-        }
         int32_t lo = 0, hi = 0;
         if (row)
-            row_window(d, i, mb, me, &lo, &hi);
+            row_bounds(d, i, &mb, &me, &lo, &hi);
         int64_t w = 0;
         int32_t jmin = INT32_MAX, jmax = -1;
         if (row && lo < hi) {
@@ -93,7 +89,7 @@ template <int L> __global__ void __launch_bounds__(SPX_GEMM_BLOCK) work_kernel(c
 __device__ __forceinline__ bool stat_is_max(int s)
 {
     return s == SPX_GEMM_STAT_SYM_SLOTS || s == SPX_GEMM_STAT_NUM_SLOTS ||
-           s == SPX_GEMM_STAT_ROW_BOUND;
+           s == SPX_GEMM_STAT_ROW_BOUND || s == SPX_GEMM_STAT_A_MAX;
 }
 
 __device__ __forceinline__ unsigned long long warp_max_u64(unsigned long long v)
@@ -161,6 +157,8 @@ __global__ void __launch_bounds__(SPX_GEMM_BLOCK)
         sym_slots = warp_max_u64(sym_slots);
         num_slots = warp_max_u64(num_slots);
         const unsigned long long bound = warp_max_u64(row ? (unsigned long long)(sz + alen) : 0ull);
+        const unsigned long long amax =
+            warp_max_u64(row ? (unsigned long long)(d.A.ptr[i + 1] - d.A.ptr[i]) : 0ull);
         if (lane == 0) {
             if (sym_slots)
                 atomicMax(&s[SPX_GEMM_STAT_SYM_SLOTS], sym_slots);
@@ -172,6 +170,8 @@ __global__ void __launch_bounds__(SPX_GEMM_BLOCK)
                 atomicAdd(&s[SPX_GEMM_STAT_FEW_ROWS], (unsigned long long)__popc(few_rows));
             if (bound)
                 atomicMax(&s[SPX_GEMM_STAT_ROW_BOUND], bound);
+            if (amax)
+                atomicMax(&s[SPX_GEMM_STAT_A_MAX], amax);
         }
     }
     __syncthreads();

@@ -1,4 +1,4 @@
-// The SpGEMM row kernel: one group of G threads (a warp, or a block of 256)
+// The SpGEMM row kernel: one group of G threads (8 lanes, a warp, or a block of 256)
 // computes one row of C with a table of its columns, in either phase.
 //
 // Products. The group takes A(i,:) G entries at a time; for each it cuts
@@ -153,6 +153,15 @@ __device__ __forceinline__ void row_window(const spx_gemm_dev &d, int64_t i, int
     *hi = (int32_t)h;
 }
 
+// M(i,:) = [*mb, *me) (empty without a matrix mask) and row i's window.
+__device__ __forceinline__ void row_bounds(const spx_gemm_dev &d, int64_t i, int64_t *mb, int64_t *me,
+                                           int32_t *lo, int32_t *hi)
+{
+    *mb = d.M.ptr ? d.M.ptr[i] : 0;
+    *me = d.M.ptr ? d.M.ptr[i + 1] : 0;
+    row_window(d, i, *mb, *me, lo, hi);
+}
+
 // B(k,:) cut to the columns [lo, hi): [*qb, *qe) on entry is the whole row.
 __device__ __forceinline__ void cut_row(const int32_t *__restrict__ col, int64_t *qb, int64_t *qe,
                                         int32_t lo, int32_t hi, int64_t n)
@@ -170,54 +179,70 @@ __device__ __forceinline__ void flag_overflow(const spx_gemm_dev &d, int64_t i)
 
 // ---- groups of threads ------------------------------------------------------------
 
-// A whole block (G == blockDim.x) or, for G == 32, one warp of it.
-template <int G> struct group {
+// A whole block (G == blockDim.x) or, for G <= 32, G aligned lanes of a
+// warp. Sub-warp groups of a warp may follow different rows (different trip
+// counts): their votes, shuffles and barriers name only the group's lanes.
+template <int G, bool WARP = (G <= 32)> struct group {
     __device__ static __forceinline__ int rank() { return threadIdx.x; }
     __device__ static __forceinline__ void sync() { __syncthreads(); }
     __device__ static __forceinline__ bool any(bool p) { return __syncthreads_or(p) != 0; }
 };
-template <> struct group<32> {
-    __device__ static __forceinline__ int rank() { return threadIdx.x & 31; }
-    __device__ static __forceinline__ void sync() { __syncwarp(); }
+template <int G> struct group<G, true> {
+    static_assert(G == 8 || G == 16 || G == 32, "a power-of-two part of a warp");
+    __device__ static __forceinline__ int rank() { return threadIdx.x & (G - 1); }
+    __device__ static __forceinline__ int base() { return threadIdx.x & 31 & ~(G - 1); }
+    __device__ static __forceinline__ unsigned mask()
+    {
+        return G == 32 ? SPX_GEMM_FULL : ((1u << G) - 1) << base();
+    }
+    // the group's bits of a warp ballot, rank 0 lowest
+    __device__ static __forceinline__ unsigned own(unsigned ballot)
+    {
+        return G == 32 ? ballot : (ballot >> base()) & ((1u << G) - 1);
+    }
+    __device__ static __forceinline__ void sync() { __syncwarp(mask()); }
     // __syncwarp orders the lanes' memory accesses; the vote alone does not
     __device__ static __forceinline__ bool any(bool p)
     {
-        __syncwarp();
-        return __any_sync(SPX_GEMM_FULL, p) != 0;
+        __syncwarp(mask());
+        return __any_sync(mask(), p) != 0;
     }
 };
 
-__device__ __forceinline__ int64_t warp_scan(int64_t v)
+// Inclusive scan over the G <= 32 lanes of a group.
+template <int G> __device__ __forceinline__ int64_t lanes_scan(int64_t v)
 {
-    const int lane = threadIdx.x & 31;
+    typedef group<G> grp;
+    const int r = grp::rank();
 #pragma unroll
-    for (int o = 1; o < 32; o <<= 1) {
-        int64_t u = __shfl_up_sync(SPX_GEMM_FULL, v, o);
-        if (lane >= o)
+    for (int o = 1; o < G; o <<= 1) {
+        int64_t u = __shfl_up_sync(grp::mask(), v, o, G);
+        if (r >= o)
             v += u;
     }
     return v;
 }
 
 // Inclusive scan over the group; *total gets the sum. scratch: 32 int64 of
-// the group's shared staging. Every thread of the group must call it.
+// the group's shared staging (block groups). Every thread of the group must
+// call it.
 template <int G> __device__ __forceinline__ int64_t group_scan(int64_t v, int64_t *total,
                                                                int64_t *scratch)
 {
-    if constexpr (G == 32) {
-        int64_t x = warp_scan(v);
-        *total = __shfl_sync(SPX_GEMM_FULL, x, 31);
+    if constexpr (G <= 32) {
+        int64_t x = lanes_scan<G>(v);
+        *total = __shfl_sync(group<G>::mask(), x, G - 1, G);
         return x;
     } else {
         constexpr int NW = G / 32;
         const int lane = threadIdx.x & 31, w = threadIdx.x >> 5;
-        int64_t x = warp_scan(v);
+        int64_t x = lanes_scan<32>(v);
         if (lane == 31)
             scratch[w] = x;
         __syncthreads();
         if (w == 0) {
             int64_t t = lane < NW ? scratch[lane] : 0;
-            t = warp_scan(t);
+            t = lanes_scan<32>(t);
             if (lane < NW)
                 scratch[lane] = t;
         }
@@ -233,13 +258,15 @@ template <int G> __device__ __forceinline__ int64_t group_scan(int64_t v, int64_
 // scan); *total gets the count. Every thread of the group must call it.
 template <int G> __device__ __forceinline__ int64_t flag_scan(bool p, int64_t *total, int64_t *scratch)
 {
-    const int lane = threadIdx.x & 31;
-    const unsigned b = __ballot_sync(SPX_GEMM_FULL, p);
-    const int in_warp = __popc(b & (SPX_GEMM_FULL >> (31 - lane)));
-    if constexpr (G == 32) {
+    if constexpr (G <= 32) {
+        typedef group<G> grp;
+        const unsigned b = grp::own(__ballot_sync(grp::mask(), p));
         *total = __popc(b);
-        return in_warp;
+        return __popc(b & (SPX_GEMM_FULL >> (31 - grp::rank())));
     } else {
+        const int lane = threadIdx.x & 31;
+        const unsigned b = __ballot_sync(SPX_GEMM_FULL, p);
+        const int in_warp = __popc(b & (SPX_GEMM_FULL >> (31 - lane)));
         const int w = threadIdx.x >> 5;
         if (lane == 0)
             scratch[w] = __popc(b);
@@ -260,8 +287,8 @@ template <int G> __device__ __forceinline__ int64_t flag_scan(bool p, int64_t *t
 // The group's sum of v (every thread must call it).
 template <int G> __device__ __forceinline__ int64_t group_sum(int32_t v, int64_t *scratch)
 {
-    if constexpr (G == 32) {
-        return (int32_t)__reduce_add_sync(SPX_GEMM_FULL, (unsigned)v);
+    if constexpr (G <= 32) {
+        return (int32_t)__reduce_add_sync(group<G>::mask(), (unsigned)v);
     } else {
         int64_t total;
         group_scan<G>(v, &total, scratch);
@@ -285,7 +312,7 @@ template <typename T> __device__ __forceinline__ stage<T> carve_stage(unsigned c
     s.end = (int64_t *)p;
     s.qoff = s.end + G;
     s.scratch = s.qoff + G;
-    s.aval = (T *)(p + spx__gemm_round16(8 * (2 * (int64_t)G + 32)));
+    s.aval = (T *)(p + spx__gemm_stage_scan_bytes(G));
     return s;
 }
 
@@ -514,43 +541,44 @@ __device__ void bitonic_sort(int32_t *key, T *val, uint32_t P)
     }
 }
 
-// Sort keys[0..n) (distinct, n <= R * 32) with their values in a warp:
-// every entry's place is the count of smaller keys. Cheaper than a bitonic
-// network for the short rows of warp groups. The keys are read four at a
-// time: up to three slots after n are padded, which a hash table (n at most
-// half its slots, 64 at least) always has.
-template <int R, typename T> __device__ void rank_sort(int32_t *key, T *val, int n)
+// Sort keys[0..n) (distinct, n <= R * G) with their values in a group of
+// G <= 32 lanes: every entry's place is the count of smaller keys. Cheaper
+// than a bitonic network for the short rows of warp groups. The keys are
+// read four at a time: up to three slots after n are padded, which a hash
+// table (n at most half its slots, 64 at least) always has.
+template <int G, int R, typename T> __device__ void rank_sort(int32_t *key, T *val, int n)
 {
-    const int lane = threadIdx.x & 31;
+    typedef group<G> grp;
+    const int r = grp::rank();
     const int n4 = (n + 3) & ~3;
     int32_t k[R];
     T v[R];
     int at[R];
 #pragma unroll
     for (int q = 0; q < R; q++) {
-        const int e = lane + 32 * q;
+        const int e = r + G * q;
         k[q] = e < n ? ld<false>(key + e) : INT32_MIN;
         v[q] = e < n ? ld<false>(val + e) : T(0);
         at[q] = 0;
     }
-    __syncwarp();
-    if (lane < n4 - n)
-        key[n + lane] = INT32_MAX; // never below a key
-    __syncwarp();
+    grp::sync();
+    if (r < n4 - n)
+        key[n + r] = INT32_MAX; // never below a key
+    grp::sync();
     for (int x = 0; x < n4; x += 4) {
         const int4 kx = *(const int4 *)(key + x); // 16-aligned: tables start aligned
 #pragma unroll
         for (int q = 0; q < R; q++)
             at[q] += (kx.x < k[q]) + (kx.y < k[q]) + (kx.z < k[q]) + (kx.w < k[q]);
     }
-    __syncwarp();
+    grp::sync();
 #pragma unroll
     for (int q = 0; q < R; q++)
-        if (lane + 32 * q < n) {
+        if (r + G * q < n) {
             key[at[q]] = k[q];
             val[at[q]] = v[q];
         }
-    __syncwarp();
+    grp::sync();
 }
 
 // ---- the products of a row ------------------------------------------------------------
@@ -719,12 +747,15 @@ __device__ void emit_row(const spx_gemm_dev &d, int64_t i, const table<typename 
         grp::sync();
     }
     if (!t.dense && kept > 1) { // hash order: sort
-        if (G == 32 && !GLOB && kept <= 32) {
-            rank_sort<1>(t.key, t.val, (int)kept);
-        } else if (G == 32 && !GLOB && kept <= 64) {
-            rank_sort<2>(t.key, t.val, (int)kept);
-        } else if (G == 32 && !GLOB && kept <= 128) {
-            rank_sort<4>(t.key, t.val, (int)kept);
+        constexpr int RS = G <= 32 && !GLOB ? 128 / G : 0; // rank sort up to 128 entries
+        if (RS && kept <= G) {
+            rank_sort<G, 1>(t.key, t.val, (int)kept);
+        } else if (RS && kept <= 2 * G) {
+            rank_sort<G, 2>(t.key, t.val, (int)kept);
+        } else if (RS && kept <= 4 * G) {
+            rank_sort<G, 4>(t.key, t.val, (int)kept);
+        } else if (RS >= 8 && kept <= 8 * G) {
+            rank_sort<G, (RS >= 8 ? 8 : 1)>(t.key, t.val, (int)kept);
         } else {
             uint32_t P = 1;
             while ((int64_t)P < kept)
@@ -780,13 +811,9 @@ __device__ void sorted_row(const spx_gemm_dev &d, int64_t i, unsigned char *tmem
     const uint32_t lane = threadIdx.x & 31;
     uint32_t *key = (uint32_t *)tmem; // the layout of carve_table: keys, then values
     T *val = (T *)(tmem + spx__gemm_round16(4 * (int64_t)P));
-    int64_t mb = 0, me = 0;
-    if (d.M.ptr) {
-        mb = d.M.ptr[i];
-        me = d.M.ptr[i + 1];
-    }
+    int64_t mb, me;
     int32_t lo, hi;
-    row_window(d, i, mb, me, &lo, &hi);
+    row_bounds(d, i, &mb, &me, &lo, &hi);
     const int32_t rlo = d.rlo[i];
 
     // ---- products, in k order, as keys and values ----
@@ -917,13 +944,9 @@ __device__ void gemm_row(const spx_gemm_dev &d, int64_t i, unsigned char *tmem,
     typedef typename SR::T T;
     typedef group<G> grp;
     const int r = grp::rank();
-    int64_t mb = 0, me = 0;
-    if (d.M.ptr) {
-        mb = d.M.ptr[i];
-        me = d.M.ptr[i + 1];
-    }
+    int64_t mb, me;
     int32_t lo, hi;
-    row_window(d, i, mb, me, &lo, &hi);
+    row_bounds(d, i, &mb, &me, &lo, &hi);
 
     const int64_t size = NUM ? d.cnt[i] : d.cap[i];
     const int32_t rlo = d.rlo[i];
@@ -1132,22 +1155,28 @@ cudaError_t launch_bins(const spx_gemm_dev *d, const spx_gemm_launch *L, int b0,
 }
 
 // Every bin 1..nshared + 1 of the launch with semiring SR: the sorted bins,
-// the warp table bins together, then each block bin, then the rows with
-// tables in device memory.
+// the table bins of 8 lanes, of a warp, then each block bin, then the rows
+// with tables in device memory.
 template <class SR, bool NUM, bool ORD>
 cudaError_t launch_rows(const spx_gemm_dev *d, const spx_gemm_launch *L)
 {
     const int last = L->bins.nshared + 1, first = L->bins.nsorted + 1;
-    int warp_end = first;
-    while (warp_end < last && L->bins.group[warp_end] == 32)
-        warp_end++;
     cudaError_t e = cudaSuccess;
     if constexpr (NUM) // symbolic binning has no sorted bins
         e = launch_bins<SR, 32, NUM, ORD, false, true>(d, L, 1, first);
-    if (e == cudaSuccess)
-        e = launch_bins<SR, 32, NUM, ORD, false>(d, L, first, warp_end);
-    for (int b = warp_end; b < last && e == cudaSuccess; b++)
-        e = launch_bins<SR, SPX_GEMM_BLOCK, NUM, ORD, false>(d, L, b, b + 1);
+    for (int b = first, end; b < last && e == cudaSuccess; b = end) {
+        // bins of one sub-block group size together; each block bin alone (its
+        // table sizes the launch's shared memory)
+        const int G = L->bins.group[b];
+        for (end = b + 1; G <= 32 && end < last && L->bins.group[end] == G;)
+            end++;
+        if (G == 8)
+            e = launch_bins<SR, 8, NUM, ORD, false>(d, L, b, end);
+        else if (G == 32)
+            e = launch_bins<SR, 32, NUM, ORD, false>(d, L, b, end);
+        else
+            e = launch_bins<SR, SPX_GEMM_BLOCK, NUM, ORD, false>(d, L, b, end);
+    }
     if (e == cudaSuccess)
         e = launch_bins<SR, SPX_GEMM_BLOCK, NUM, ORD, true>(d, L, last, last + 1);
     return e;
