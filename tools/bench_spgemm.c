@@ -437,17 +437,13 @@ static bool setup(sg_bench *b, char *msg)
 int cmd_bench_spgemm(int argc, char **argv)
 {
     cli_args a;
-    int r = cli_parse(argc, argv, "no-cusparse|no-closure|help",
-                      "suite|matrix|data|repeat|warmup|csv|seed|pedigree", &a);
+    int r = cli_parse_n(argc, argv, "no-cusparse|no-closure|help",
+                        "suite|matrix|data|repeat|warmup|csv|seed|pedigree", 0, NULL, &a);
     if (r)
         return r;
     if (cli_flag(&a, "help")) {
         fputs(help_text, stdout);
         return CLI_OK;
-    }
-    if (a.npos) {
-        cli_usage_error("unexpected argument '%s'", a.pos[0]);
-        return CLI_USAGE;
     }
     sg_bench *b = calloc(1, sizeof *b);
     sg_case *cases = calloc(SG_MAX_CASES, sizeof *cases);

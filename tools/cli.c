@@ -101,6 +101,19 @@ static int find(cli_args *a, const char *name)
     return found;
 }
 
+int cli_parse_n(int argc, char **argv, const char *flags, const char *values, int npos,
+                const char *expected, cli_args *out)
+{
+    int r = cli_parse(argc, argv, flags, values, out);
+    if (r || out->npos == npos || (in_list("help", 4, flags) && cli_flag(out, "help")))
+        return r;
+    if (npos == 0)
+        cli_usage_error("unexpected argument '%s'", out->pos[0]);
+    else
+        cli_usage_error("%s", expected);
+    return CLI_USAGE;
+}
+
 bool cli_flag(cli_args *a, const char *name) { return find(a, name) >= 0; }
 
 const char *cli_str(cli_args *a, const char *name, const char *def)

@@ -26,6 +26,11 @@ typedef struct cli_args {
  * value, separated by '|' ("json|check"); values lists those that take one. An
  * option in neither list is a usage error. Returns CLI_OK or CLI_USAGE. */
 int cli_parse(int argc, char **argv, const char *flags, const char *values, cli_args *out);
+/* cli_parse, then exactly npos positionals, else a usage error: `expected`
+ * ("expected one matrix file"), or with npos 0 the first unexpected
+ * argument. A set --help flag skips the count (the command prints its help). */
+int cli_parse_n(int argc, char **argv, const char *flags, const char *values, int npos,
+                const char *expected, cli_args *out);
 bool cli_flag(cli_args *a, const char *name);
 const char *cli_str(cli_args *a, const char *name, const char *def);
 /* Numeric options: on a malformed value print a usage error and return false. */

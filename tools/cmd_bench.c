@@ -341,19 +341,15 @@ int cmd_bench(int argc, char **argv)
         return CLI_USAGE;
     }
     cli_args a;
-    int r = cli_parse(argc - 1, argv + 1, "no-dense|no-cusparse|help",
-                      "suite|matrix|gen|n|dlmc-n|repeat|warmup|budget-ms|algs|precision|csv|json|"
-                      "data|seed|panel",
-                      &a);
+    int r = cli_parse_n(argc - 1, argv + 1, "no-dense|no-cusparse|help",
+                        "suite|matrix|gen|n|dlmc-n|repeat|warmup|budget-ms|algs|precision|csv|json|"
+                        "data|seed|panel",
+                        0, NULL, &a);
     if (r)
         return r;
     if (cli_flag(&a, "help")) {
         fputs(help_text, stdout);
         return CLI_OK;
-    }
-    if (a.npos) {
-        cli_usage_error("unexpected argument '%s'", a.pos[0]);
-        return CLI_USAGE;
     }
     bench *b = calloc(1, sizeof *b);
     bench_case *cases = NULL;

@@ -47,13 +47,10 @@ static void print_hist_text(const spx_matrix_stats *st)
 int cmd_info(int argc, char **argv)
 {
     cli_args a;
-    int r = cli_parse(argc, argv, "json", "format|dtype|index|seed|block|sell-c|sigma", &a);
+    int r = cli_parse_n(argc, argv, "json", "format|dtype|index|seed|block|sell-c|sigma", 1,
+                        "expected one matrix file", &a);
     if (r)
         return r;
-    if (a.npos != 1) {
-        cli_usage_error("expected one matrix file");
-        return CLI_USAGE;
-    }
     bool json = cli_flag(&a, "json");
     spx_format fmt;
     spx_format_params fp;
@@ -145,13 +142,10 @@ done:
 int cmd_convert(int argc, char **argv)
 {
     cli_args a;
-    int r = cli_parse(argc, argv, "", "format|block|sell-c|sigma|dtype|index|seed|to-dtype|to-index", &a);
+    int r = cli_parse_n(argc, argv, "", "format|block|sell-c|sigma|dtype|index|seed|to-dtype|to-index",
+                        2, "expected IN and OUT files", &a);
     if (r)
         return r;
-    if (a.npos != 2) {
-        cli_usage_error("expected IN and OUT files");
-        return CLI_USAGE;
-    }
     spx_format fmt;
     spx_format_params fp;
     if (!cli_format_params(&a, &fmt, &fp))
@@ -182,15 +176,13 @@ done:
 int cmd_gen(int argc, char **argv)
 {
     cli_args a;
-    int r = cli_parse(argc, argv, "",
-                      "out|seed|dtype|index|rows|cols|per-row|scale|edge-factor|a|b|c|dims|grid|"
-                      "lower|upper|block|density|sparsity|nm|format|sell-c|sigma", &a);
+    int r = cli_parse_n(argc, argv, "",
+                        "out|seed|dtype|index|rows|cols|per-row|scale|edge-factor|a|b|c|dims|grid|"
+                        "lower|upper|block|density|sparsity|nm|format|sell-c|sigma",
+                        1, "expected one family: uniform, rmat, laplacian, banded, block-sparse, pruned, nm",
+                        &a);
     if (r)
         return r;
-    if (a.npos != 1) {
-        cli_usage_error("expected one family: uniform, rmat, laplacian, banded, block-sparse, pruned, nm");
-        return CLI_USAGE;
-    }
     const char *fam = a.pos[0], *out = cli_str(&a, "out", NULL);
     if (!out) {
         cli_usage_error("--out FILE is required");

@@ -71,14 +71,11 @@ done:
 int cmd_spgemm(int argc, char **argv)
 {
     cli_args a;
-    int r = cli_parse(argc, argv, "check|complement-mask",
-                      "semiring|mask|mode|backend|out|dtype|op-a|op-b|threads", &a);
+    int r = cli_parse_n(argc, argv, "check|complement-mask",
+                        "semiring|mask|mode|backend|out|dtype|op-a|op-b|threads", 2,
+                        "expected two matrix files A and B", &a);
     if (r)
         return r;
-    if (a.npos != 2) {
-        cli_usage_error("expected two matrix files A and B");
-        return CLI_USAGE;
-    }
     spx_semiring_kind kind;
     const char *sname = cli_str(&a, "semiring", "plus_times"), *mname = cli_str(&a, "mask", NULL);
     const char *mode = cli_str(&a, "mode", NULL), *out = cli_str(&a, "out", NULL);
@@ -183,13 +180,10 @@ done:
 int cmd_closure(int argc, char **argv)
 {
     cli_args a;
-    int r = cli_parse(argc, argv, "", "semiring|backend|out|dtype|threads", &a);
+    int r = cli_parse_n(argc, argv, "", "semiring|backend|out|dtype|threads", 1,
+                        "expected one matrix file A", &a);
     if (r)
         return r;
-    if (a.npos != 1) {
-        cli_usage_error("expected one matrix file A");
-        return CLI_USAGE;
-    }
     const char *sname = cli_str(&a, "semiring", "avos");
     if (strcmp(sname, "avos")) {
         cli_usage_error("closure is defined for the avos semiring only (got '%s')", sname);

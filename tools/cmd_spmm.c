@@ -46,16 +46,12 @@ static double bound_for(spx_dtype t, spx_precision p)
 int cmd_spmm(int argc, char **argv)
 {
     cli_args a;
-    int r = cli_parse(argc, argv, "check|explain|deterministic",
-                      "n|b|seed|out|backend|op|alpha|beta|dtype|index|format|block|sell-c|sigma|repeat|threads|"
-                      "alg|precision|panel",
-                      &a);
+    int r = cli_parse_n(argc, argv, "check|explain|deterministic",
+                        "n|b|seed|out|backend|op|alpha|beta|dtype|index|format|block|sell-c|sigma|repeat|threads|"
+                        "alg|precision|panel",
+                        1, "expected one matrix file A", &a);
     if (r)
         return r;
-    if (a.npos != 1) {
-        cli_usage_error("expected one matrix file A");
-        return CLI_USAGE;
-    }
     int64_t n, repeat, threads;
     uint64_t seed;
     double alpha, beta;
