@@ -101,7 +101,7 @@ static void make_bins(const spx_gemm *g, int numeric, int sorted, int lanes, spx
     }
     /* with 8-lane tables the sort replaces a table only where the unordered
      * path's rule says so, on both paths */
-    b->ordered = numeric && g->ordered && lanes == 32;
+    b->sort_every = numeric && g->ordered && lanes == 32;
     for (size_t c = 0; c < sizeof bin_candidates / sizeof bin_candidates[0]; c++) {
         const int64_t S = bin_candidates[c].slots;
         int G = bin_candidates[c].group;

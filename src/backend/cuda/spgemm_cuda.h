@@ -100,7 +100,7 @@ typedef struct spx_gemm_dev {
 
 typedef struct spx_gemm_bins {
     int nsorted, nshared;
-    int ordered; /* numeric binning for the ordered path */
+    int sort_every; /* numeric: sort every row of 33-128 products (spx__gemm_sorted_row) */
     /* bin b <= nsorted: products in (max_size[b-1], max_size[b]] (a column span below
      * SPX_GEMM_SORT_RANGE); other bins: sizes in (max_size[b-1], max_size[b]] */
     int64_t max_size[SPX_GEMM_MAX_BINS];
@@ -147,20 +147,20 @@ static inline SPX_GEMM_HD int64_t spx__gemm_row_slots(int64_t size, int64_t rang
 }
 
 /* Whether a numeric row of `size` entries, `prod` products and a column span
- * of `range` is sorted (its bin then holds P = 64 or 128 products). Sorting
- * replaces the ordered path's rounds of warp tables on every such row
- * (ordered: the tables have a warp); otherwise only rows whose hash table
- * would have more slots than P (when a
- * row's products are mostly distinct columns, the table's compaction and
- * sort cost more than sorting the products; measured on the H200, 3D
- * Laplacian squared, about two products per entry: the table is faster). */
+ * of `range` is sorted (its bin then holds P = 64 or 128 products). every:
+ * every such row (on the ordered path with warp tables, whose rounds cost
+ * more than the sort); otherwise only rows whose hash table would have more
+ * slots than P (when a row's products are mostly distinct columns, the
+ * table's compaction and sort cost more than sorting the products; measured
+ * on the H200, 3D Laplacian squared, about two products per entry: the
+ * table is faster). */
 static inline SPX_GEMM_HD int spx__gemm_sorted_row(int64_t size, int64_t prod, int64_t range,
-                                                   int ordered)
+                                                   int every)
 {
     if (prod <= SPX_GEMM_SORT_MIN || prod > SPX_GEMM_SORT_MAX || range >= SPX_GEMM_SORT_RANGE)
         return 0;
     const int64_t P = prod <= 2 * SPX_GEMM_SORT_MIN ? 2 * SPX_GEMM_SORT_MIN : SPX_GEMM_SORT_MAX;
-    return ordered || P < spx__gemm_hash_slots(size);
+    return every || P < spx__gemm_hash_slots(size);
 }
 
 /* Bytes of a table of S slots (values of vsz bytes when numeric; with the

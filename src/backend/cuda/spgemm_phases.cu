@@ -124,7 +124,7 @@ __global__ void __launch_bounds__(SPX_GEMM_BLOCK)
             b = global;
             const int64_t pr = d.prod[i];
             const bool few = bins.nsorted > 0 &&
-                             spx__gemm_sorted_row(sz, pr, (int64_t)d.rhi[i] - d.rlo[i], bins.ordered);
+                             spx__gemm_sorted_row(sz, pr, (int64_t)d.rhi[i] - d.rlo[i], bins.sort_every);
             for (int c = few ? bins.nsorted : bins.nshared; c > (few ? 0 : bins.nsorted); c--)
                 if ((few ? pr : sz) <= bins.max_size[c])
                     b = c;
