@@ -289,6 +289,17 @@ static void hard_shapes(void)
                  "one dense row i64", SPX_CSR, NULL, n_mid, 1);
     if (!g_quick)
         shape_matrix(build_dense_row(30000, 29999), "one dense row 30000", SPX_CSR, NULL, n_mid, 1);
+    /* a row cut into hundreds of merge-path pieces (added in two levels), in
+     * the 8- and 2-byte types, over two column tiles */
+    for (size_t d = 1; d < 4; d += 2) {
+        int64_t rn = pick(30000, 6000);
+        char name[64];
+        snprintf(name, sizeof name, "one dense row %lld %s", (long long)rn, spx_dtype_name(types_all[d]));
+        if (tmat_make(&t, astype(build_dense_row(rn, rn / 3), types_all[d], SPX_INDEX_DEFAULT), SPX_CSR, NULL,
+                      name))
+            run_shape(&t, SPX_OP_NONE, types_all[d], 300, 0);
+        tmat_free(&t);
+    }
     /* a single row and a single column, full */
     int64_t full = pick(5000, 500);
     shape_matrix(build_csr(1, full, &full, SPX_INDEX_I32), "one full row", SPX_CSR, NULL, n_small,

@@ -86,19 +86,21 @@ int64_t spx__cuda_tiled_rows(void);
 cudaError_t spx__cuda_launch_tiled(const spx_cuda_csr *A, int64_t tn, const spx_cuda_dense_args *d);
 
 /* Merge path: per-warp start coordinates (nwarps + 1 of each) computed once.
- * row_aligned: starts inside a row move back to its start (no row is cut);
- * *max_shift (zeroed by the caller) receives the largest move in entries. */
+ * row_aligned: starts inside a row move back to its start (no row is cut) and
+ * *longest (zeroed by the caller) receives the largest move in entries;
+ * otherwise it receives the most warps past its first that a cut row reaches. */
 cudaError_t spx__cuda_merge_partition(const spx_cuda_csr *A, int64_t items_per_warp,
                                       int64_t nwarps, int row_aligned, int64_t *start_row,
-                                      int64_t *start_nnz, unsigned long long *max_shift,
+                                      int64_t *start_nnz, unsigned long long *longest,
                                       cudaStream_t stream);
-/* carry_rows: 2*nwarps ints; carry_vals: 2*nwarps*n accumulators (float, or
- * double for f64); through: nwarps bytes. All three NULL for a row-aligned
- * partition (no carries, no fix-up launch). */
-cudaError_t spx__cuda_launch_merge(const spx_cuda_csr *A, int64_t nwarps, const int64_t *start_row,
-                                   const int64_t *start_nnz, int32_t *carry_rows,
-                                   void *carry_vals, unsigned char *through,
-                                   const spx_cuda_dense_args *d);
+/* items: rows + entries per warp (the partition's); carry_rows: 2*nwarps ints;
+ * carry_vals: 2*nwarps*n accumulators (float, or double for f64); both NULL
+ * for a row-aligned partition (no carries, no fix-up launch). group > 0: rows
+ * cut into more than `group` pieces are added in groups of that many first
+ * (one more launch). */
+cudaError_t spx__cuda_launch_merge(const spx_cuda_csr *A, int64_t nwarps, int64_t items, int64_t group,
+                                   const int64_t *start_row, const int64_t *start_nnz,
+                                   int32_t *carry_rows, void *carry_vals, const spx_cuda_dense_args *d);
 
 /* Outer products: At is compressed along k (its "rows" are k, indices are
  * output rows). C must already hold beta*C. f32 and f64 only (atomics). */
@@ -130,8 +132,9 @@ cudaError_t spx__cuda_scale(const spx_cuda_dense_args *d, int64_t m);
 cudaError_t spx__cuda_transpose(spx_dtype dtype, const void *src, int64_t src_ld, void *dst,
                                 int64_t dst_ld, int64_t rows, int64_t cols, cudaStream_t stream);
 /* Row lengths and bin of every row: bin[i] in 0..5 by the bounds; stats
- * (14 values, zeroed by the caller) accumulates 6 row counts, 6 entry counts
- * per bin, then the lower and upper bandwidth (max i - j, max j - i). Column
+ * (15 values, zeroed by the caller) accumulates 6 row counts, 6 entry counts
+ * per bin, the lower and upper bandwidth (max i - j, max j - i), then the
+ * longest row's length. Column
  * indices must be sorted within rows. */
 cudaError_t spx__cuda_row_bins(const spx_cuda_csr *A, const int64_t bounds[4], unsigned char *bin,
                                unsigned long long *stats, cudaStream_t stream);

@@ -30,19 +30,16 @@ static spx_status run_kernels(spx_ctx *ctx, const cuda_plan *P, spx_cuda_dense_a
     case SPX_SPMM_MERGE_PATH: {
         int32_t *rows = NULL;
         void *vals = NULL;
-        unsigned char *through = NULL;
         size_t acc = P->dtype == SPX_F64 ? 8 : 4;
         if (P->mp_row_aligned || /* no row is cut: no carries */
             (!(s = spx__cuda_alloc(ctx, (void **)&rows, (size_t)(2 * P->mp_nwarps) * 4, "merge carries")) &&
-             !(s = spx__cuda_alloc(ctx, &vals, (size_t)(2 * P->mp_nwarps) * (size_t)P->n * acc, "merge carries")) &&
-             !(s = spx__cuda_alloc(ctx, (void **)&through, (size_t)P->mp_nwarps, "merge carries"))))
+             !(s = spx__cuda_alloc(ctx, &vals, (size_t)(2 * P->mp_nwarps) * (size_t)P->n * acc, "merge carries"))))
             s = spx__cuda_check(ctx,
-                                spx__cuda_launch_merge(&P->csr, P->mp_nwarps, P->mp_row, P->mp_nnz, rows, vals,
-                                                       through, d),
+                                spx__cuda_launch_merge(&P->csr, P->mp_nwarps, P->mp_items, P->mp_group, P->mp_row,
+                                                       P->mp_nnz, rows, vals, d),
                                 "merge kernel");
         spx__cuda_free(ctx, rows);
         spx__cuda_free(ctx, vals);
-        spx__cuda_free(ctx, through);
         return s;
     }
     case SPX_SPMM_TILED:

@@ -2,6 +2,8 @@
 // entries), so a row of a million entries and a million empty rows cost the
 // same. Rows cut by a warp boundary leave partial sums in carry slots; a
 // fix-up kernel adds them in warp order (no atomics: bit-exact run to run).
+// A row cut into many pieces is added in two levels: groups of consecutive
+// pieces first (one warp per group), then the groups' sums.
 #include "backend/cuda/device_types.cuh"
 
 extern "C" {
@@ -13,10 +15,11 @@ namespace {
 // Start coordinate of every warp: rows ended and entries consumed before the
 // warp's first merge item (Merrill & Garland's merge-path search). With
 // row_aligned, a start inside a row moves back to the row's start, so no row
-// is cut, and *max_shift records the largest such move (entries).
+// is cut, and *longest records the largest such move (entries); without, it
+// records the most warps past its first that any cut row reaches.
 __global__ void partition_kernel(const int64_t *__restrict__ rowptr, int64_t m, int64_t nnz,
                                  int64_t per_warp, int64_t nwarps, int row_aligned, int64_t *start_row,
-                                 int64_t *start_nnz, unsigned long long *max_shift)
+                                 int64_t *start_nnz, unsigned long long *longest)
 {
     int64_t w = (int64_t)blockIdx.x * blockDim.x + threadIdx.x;
     if (w > nwarps)
@@ -33,9 +36,13 @@ __global__ void partition_kernel(const int64_t *__restrict__ rowptr, int64_t m, 
             hi = pivot;
     }
     int64_t e = d - lo;
-    if (row_aligned && lo < m && e > rowptr[lo]) {
-        atomicMax(max_shift, (unsigned long long)(e - rowptr[lo]));
-        e = rowptr[lo];
+    if (lo < m && e > rowptr[lo]) { // the warp starts inside row lo
+        if (row_aligned) {
+            atomicMax(longest, (unsigned long long)(e - rowptr[lo]));
+            e = rowptr[lo];
+        } else {
+            atomicMax(longest, (unsigned long long)((lo + rowptr[lo + 1]) / per_warp - (lo + rowptr[lo]) / per_warp));
+        }
     }
     start_row[w] = lo;
     start_nnz[w] = e;
@@ -45,11 +52,11 @@ template <typename T> struct merge_params {
     const int64_t *rowptr;
     const int32_t *colidx;
     const T *vals;
-    int64_t m, nwarps;
+    int64_t m, nwarps, items; // items: rows + entries per warp
+    int64_t group;            // pieces per first-level group of a long cut row (0: one level)
     const int64_t *start_row, *start_nnz;
-    int32_t *carry_rows;
+    int32_t *carry_rows;                  // [2 * nwarps]: row of a warp's first / last carry, or -1
     typename acc_of<T>::type *carry_vals; // [2 * nwarps][n]
-    unsigned char *through;               // [nwarps]
     dense_ops<T> d;
 };
 
@@ -130,8 +137,6 @@ __global__ void __launch_bounds__(256, sizeof(T) == 4 || V == 1 ? 4 : 3) merge_k
                     store_epilogue<T, V>(p.d.C + x * p.d.ldc + col0, count, acc, p.d.alpha, p.d.beta);
             } else {
                 save_carry<T, V>(p, 2 * w, x, col0, count, first_tile, acc); // end of a cut row
-                if (first_tile && lane == 0)
-                    p.through[w] = 0;
             }
             began = true;
         }
@@ -144,15 +149,86 @@ __global__ void __launch_bounds__(256, sizeof(T) == 4 || V == 1 ? 4 : 3) merge_k
                 save_carry<T, V>(p, 2 * w + 1, x, col0, count, first_tile, acc); // start of a cut row
             } else {
                 save_carry<T, V>(p, 2 * w, x, col0, count, first_tile, acc); // middle of a cut row
-                if (first_tile && lane == 0)
-                    p.through[w] = 1;
             }
         }
     }
 }
 
+// The warp holding a cut row's last merge item (its end); the first piece is
+// the warp holding its first entry, (row + rowptr[row]) / items. Exact because
+// a partition with cut rows puts warp w's start at item w * items.
+template <typename T> __device__ __forceinline__ int64_t last_piece(const merge_params<T> &p, int64_t row)
+{
+    return (row + p.rowptr[row + 1]) / p.items;
+}
+
+// acc += the first carries of warps from, from + stride, ... up to `to`, in
+// that order, with four warps' loads in flight.
+template <typename T, int V>
+__device__ __forceinline__ void add_pieces(const merge_params<T> &p, int64_t from, int64_t to, int64_t stride,
+                                           int64_t col0, int count, typename acc_of<T>::type (&acc)[V])
+{
+    typedef typename acc_of<T>::type A;
+    constexpr int U = 4;
+    const A *base = p.carry_vals + col0;
+    int64_t w2 = from;
+    for (; w2 + (U - 1) * stride <= to; w2 += U * stride) {
+        A v[U][V];
+#pragma unroll
+        for (int u = 0; u < U; u++)
+#pragma unroll
+            for (int t = 0; t < V; t++)
+                v[u][t] = t < count ? base[2 * (w2 + u * stride) * p.d.n + t] : A(0);
+#pragma unroll
+        for (int u = 0; u < U; u++)
+#pragma unroll
+            for (int t = 0; t < V; t++)
+                acc[t] += v[u][t];
+    }
+    for (; w2 <= to; w2 += stride)
+#pragma unroll
+        for (int t = 0; t < V; t++)
+            if (t < count)
+                acc[t] += base[2 * w2 * p.d.n + t];
+}
+
+// First level, for rows cut into more than `group` pieces: the warp holding
+// piece 1, 1 + group, 1 + 2 group, ... (piece 0 is the row's start) adds its
+// group's pieces in order into its own carry slot.
+template <typename T, int V>
+__global__ void __launch_bounds__(256) fixup_groups_kernel(const merge_params<T> p)
+{
+    typedef typename acc_of<T>::type A;
+    const int lane = threadIdx.x & 31;
+    const int64_t w = ((int64_t)blockIdx.x * blockDim.x + threadIdx.x) >> 5;
+    if (w >= p.nwarps)
+        return;
+    const int32_t row = p.carry_rows[2 * w];
+    if (row < 0)
+        return;
+    const int64_t first = (row + p.rowptr[row]) / p.items, last = last_piece(p, row);
+    if (last - first <= p.group || (w - first - 1) % p.group)
+        return;
+    const int64_t end = w + p.group - 1 < last ? w + p.group - 1 : last;
+    const int64_t ntiles = (p.d.n + 32 * V - 1) / (32 * V);
+    for (int64_t tile = blockIdx.y; tile < ntiles; tile += gridDim.y) {
+        const int64_t col0 = tile * 32 * V + (int64_t)lane * V;
+        const int count = p.d.n - col0 >= V ? V : (int)(p.d.n - col0);
+        if (count <= 0)
+            continue;
+        A acc[V];
+#pragma unroll
+        for (int t = 0; t < V; t++)
+            acc[t] = A(0);
+        add_pieces<T, V>(p, w, end, 1, col0, count, acc);
+        for (int t = 0; t < V && t < count; t++)
+            p.carry_vals[2 * w * p.d.n + col0 + t] = acc[t];
+    }
+}
+
 // One warp per (warp slot holding the start of a cut row, column tile): add the
-// start and the following pieces in warp order, then the epilogue.
+// start and the following pieces (or their groups' sums) in warp order, then
+// the epilogue.
 template <typename T, int V>
 __global__ void __launch_bounds__(256) fixup_kernel(const merge_params<T> p)
 {
@@ -164,6 +240,8 @@ __global__ void __launch_bounds__(256) fixup_kernel(const merge_params<T> p)
     const int32_t row = p.carry_rows[2 * w + 1];
     if (row < 0)
         return;
+    const int64_t last = last_piece(p, row);
+    const int64_t stride = p.group && last - w > p.group ? p.group : 1;
     const int64_t ntiles = (p.d.n + 32 * V - 1) / (32 * V);
     for (int64_t tile = blockIdx.y; tile < ntiles; tile += gridDim.y) {
         const int64_t col0 = tile * 32 * V + (int64_t)lane * V;
@@ -174,22 +252,15 @@ __global__ void __launch_bounds__(256) fixup_kernel(const merge_params<T> p)
 #pragma unroll
         for (int t = 0; t < V; t++)
             acc[t] = t < count ? p.carry_vals[(2 * w + 1) * p.d.n + col0 + t] : A(0);
-        for (int64_t w2 = w + 1; w2 < p.nwarps && p.carry_rows[2 * w2] == row; w2++) {
-#pragma unroll
-            for (int t = 0; t < V; t++)
-                if (t < count)
-                    acc[t] += p.carry_vals[(2 * w2) * p.d.n + col0 + t];
-            if (!p.through[w2])
-                break;
-        }
+        add_pieces<T, V>(p, w + 1, last, stride, col0, count, acc);
         store_epilogue<T, V>(p.d.C + (int64_t)row * p.d.ldc + col0, count, acc, p.d.alpha, p.d.beta);
     }
 }
 
 template <typename T, int V>
-cudaError_t launch_merge_t(const spx_cuda_csr *A, int64_t nwarps, const int64_t *start_row,
-                           const int64_t *start_nnz, int32_t *carry_rows, void *carry_vals,
-                           unsigned char *through, const spx_cuda_dense_args *d)
+cudaError_t launch_merge_t(const spx_cuda_csr *A, int64_t nwarps, int64_t items, int64_t group,
+                           const int64_t *start_row, const int64_t *start_nnz, int32_t *carry_rows,
+                           void *carry_vals, const spx_cuda_dense_args *d)
 {
     merge_params<T> p = {};
     p.rowptr = A->rowptr;
@@ -197,11 +268,12 @@ cudaError_t launch_merge_t(const spx_cuda_csr *A, int64_t nwarps, const int64_t 
     p.vals = static_cast<const T *>(A->vals);
     p.m = A->rows;
     p.nwarps = nwarps;
+    p.items = items;
+    p.group = group;
     p.start_row = start_row;
     p.start_nnz = start_nnz;
     p.carry_rows = carry_rows;
     p.carry_vals = static_cast<typename acc_of<T>::type *>(carry_vals);
-    p.through = through;
     p.d = dense_ops_from<T>(d);
     int64_t gy = (d->n + 32 * V - 1) / (32 * V);
     dim3 grid((unsigned)((nwarps * 32 + 255) / 256), (unsigned)(gy > 65535 ? 65535 : gy));
@@ -209,6 +281,11 @@ cudaError_t launch_merge_t(const spx_cuda_csr *A, int64_t nwarps, const int64_t 
     cudaError_t e = cudaGetLastError();
     if (e != cudaSuccess || !carry_rows)
         return e; // row-aligned partition: no row is cut
+    if (group > 0) {
+        fixup_groups_kernel<T, V><<<grid, 256, 0, d->stream>>>(p);
+        if ((e = cudaGetLastError()) != cudaSuccess)
+            return e;
+    }
     fixup_kernel<T, V><<<grid, 256, 0, d->stream>>>(p);
     return cudaGetLastError();
 }
@@ -217,23 +294,23 @@ cudaError_t launch_merge_t(const spx_cuda_csr *A, int64_t nwarps, const int64_t 
 
 extern "C" cudaError_t spx__cuda_merge_partition(const spx_cuda_csr *A, int64_t items_per_warp,
                                                  int64_t nwarps, int row_aligned, int64_t *start_row,
-                                                 int64_t *start_nnz, unsigned long long *max_shift,
+                                                 int64_t *start_nnz, unsigned long long *longest,
                                                  cudaStream_t stream)
 {
     int64_t threads = nwarps + 1;
     partition_kernel<<<(unsigned)((threads + 255) / 256), 256, 0, stream>>>(
-        A->rowptr, A->rows, A->nnz, items_per_warp, nwarps, row_aligned, start_row, start_nnz, max_shift);
+        A->rowptr, A->rows, A->nnz, items_per_warp, nwarps, row_aligned, start_row, start_nnz, longest);
     return cudaGetLastError();
 }
 
-extern "C" cudaError_t spx__cuda_launch_merge(const spx_cuda_csr *A, int64_t nwarps,
-                                              const int64_t *start_row, const int64_t *start_nnz,
-                                              int32_t *carry_rows, void *carry_vals,
-                                              unsigned char *through, const spx_cuda_dense_args *d)
+extern "C" cudaError_t spx__cuda_launch_merge(const spx_cuda_csr *A, int64_t nwarps, int64_t items,
+                                              int64_t group, const int64_t *start_row,
+                                              const int64_t *start_nnz, int32_t *carry_rows,
+                                              void *carry_vals, const spx_cuda_dense_args *d)
 {
     if (nwarps <= 0 || d->n <= 0)
         return cudaSuccess;
-#define CALL(T, V) launch_merge_t<T, V>(A, nwarps, start_row, start_nnz, carry_rows, carry_vals, through, d)
+#define CALL(T, V) launch_merge_t<T, V>(A, nwarps, items, group, start_row, start_nnz, carry_rows, carry_vals, d)
     SPX_DISPATCH_TV(d->dtype, d->vec, CALL)
 #undef CALL
 }

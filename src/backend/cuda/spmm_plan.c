@@ -59,6 +59,33 @@ int spx__plan_group_for_n(int64_t n, spx_dtype dtype)
     return pow2_at_least((n + vec - 1) / vec, 32);
 }
 
+/* Streaming multiprocessors of the context's device (at least 1). */
+static int64_t sm_count(spx_ctx *ctx)
+{
+    int sms = spx__cuda(ctx)->info.sm_count;
+    return sms > 0 ? sms : 1;
+}
+
+/* Column tiles of the row kernels when `group` lanes cover a tile. */
+static int64_t column_tiles(const cuda_plan *P, int group)
+{
+    int64_t tile = (int64_t)group * (16 / (int64_t)spx_dtype_size(P->dtype));
+    return (P->n + tile - 1) / tile;
+}
+
+/* A product is small when the row kernels, at their narrowest tiles (8 lanes,
+ * 128 bytes of B per entry), give every row and tile a warp within two waves
+ * of the GPU's resident warps, and its reads of B (nnz x N values) take no
+ * more than ~2.5 us at L2 bandwidth: its time is then the longest chain of
+ * dependent loads. (Measured on an H200: row kernels with narrow tiles beat
+ * merge path by 1.3-1.8x on such products, e.g. 1138_bus N=128 0.011 ->
+ * 0.006 ms, and lost 10-25 % on DLMC layers just above 20 MB.) */
+static bool small_product(spx_ctx *ctx, const cuda_plan *P)
+{
+    double b_bytes = (double)P->csr.nnz * (double)P->n * (double)spx_dtype_size(P->dtype);
+    return P->m * column_tiles(P, 8) <= 2 * 64 * sm_count(ctx) && b_bytes <= 20e6;
+}
+
 /* ---- host-side operand of op(A) as CSR (or compressed along k) ---- */
 
 /* A host matrix whose arrays are the CSR of op(A) (outer = 0) or the CSR of
@@ -208,7 +235,7 @@ static spx_status build_bins(spx_ctx *ctx, cuda_plan *P, const int64_t bounds[4]
     cudaStream_t st = spx__cuda(ctx)->stream;
     int64_t m = P->m;
     unsigned char *bin = NULL;
-    unsigned long long *counts = NULL, host_counts[2 * NBINS + 2];
+    unsigned long long *counts = NULL, host_counts[2 * NBINS + 3];
     void *tmp = NULL;
     size_t tmp_bytes = 0;
     spx_status s;
@@ -236,6 +263,7 @@ static spx_status build_bins(spx_ctx *ctx, cuda_plan *P, const int64_t bounds[4]
     }
     P->lower_bw = (int64_t)host_counts[2 * NBINS];
     P->upper_bw = (int64_t)host_counts[2 * NBINS + 1];
+    P->max_row = (int64_t)host_counts[2 * NBINS + 2];
 done:
     spx__cuda_free(ctx, tmp);
     spx__cuda_free(ctx, counts);
@@ -269,13 +297,6 @@ static int64_t choose_panel(const cuda_plan *P, int64_t l2_bytes, int64_t forced
     double seg = (double)(P->n * es > 32 ? P->n * es : 32);
     double direct = nnz * seg, panelled = (double)((P->n + w - 1) / w) * a_bytes + (double)(P->k * P->n * es);
     return panelled < 0.8 * direct ? w : 0;
-}
-
-/* Streaming multiprocessors of the context's device (at least 1). */
-static int64_t sm_count(spx_ctx *ctx)
-{
-    int sms = spx__cuda(ctx)->info.sm_count;
-    return sms > 0 ? sms : 1;
 }
 
 /* TILED: columns per block, a power of two of 16-byte vectors from 8 to 32
@@ -323,19 +344,21 @@ static int64_t merge_items(spx_ctx *ctx, const cuda_plan *P)
 
 /* AUTO takes merge path (equal work per warp, rows cut where needed) when N
  * fills a warp with 16-byte loads (32 x 16 bytes), when N fills half of it
- * and the product is large, or when long rows (more than bin_bounds[2]
- * entries) hold a large share of the entries. Measured on an H200
- * (docs/PERFORMANCE.md): merge path is then within a few percent of the
- * binned row kernels or well ahead of them (a power-law graph's longest row
- * holds a row kernel back); the row kernels win at narrow N, where merge path
- * leaves lanes idle. (TILED is not chosen automatically: over the DLMC layers
+ * and the product is large, when one row is very long, or when long rows
+ * (more than bin_bounds[2] entries) hold a large share of the entries.
+ * Measured on an H200 (docs/PERFORMANCE.md): merge path is then within a few
+ * percent of the binned row kernels or well ahead of them (a power-law
+ * graph's longest row holds a row kernel back); the row kernels win at narrow
+ * N, where merge path leaves lanes idle. (TILED is not chosen automatically: over the DLMC layers
  * at N = 256..4096 it reached 0.58x of cuSPARSE where merge path reached
  * 0.76x; it is ahead only on the densest layers at N >= 1024.) */
-static bool merge_pays(const cuda_plan *P, char *why, size_t whylen)
+static bool merge_pays(spx_ctx *ctx, const cuda_plan *P, char *why, size_t whylen)
 {
     double nnz = (double)P->csr.nnz, work = nnz * (double)P->n;
     double long_share = nnz > 0 ? (double)(P->bins[4].nnz + P->bins[5].nnz) / nnz : 0.0;
     int64_t row_bytes = P->n * (int64_t)spx_dtype_size(P->dtype);
+    if (small_product(ctx, P) && P->max_row <= 128)
+        return false; /* one launch, no row cut; a warp takes any row in a few rounds of loads */
     if (row_bytes >= 512) {
         snprintf(why, whylen, "chosen because N fills a warp with 16-byte loads (rows are cut so that every warp "
                               "gets an equal share of rows + entries)");
@@ -346,6 +369,16 @@ static bool merge_pays(const cuda_plan *P, char *why, size_t whylen)
                               "16-byte loads", work);
         return true;
     }
+    /* A block of HUGE_ROW_WARPS warps takes a row of more than 8192 entries
+     * in over 64 rounds of loads one after another (arrow, N = 32: 0.20 ms
+     * where cuSPARSE takes 0.04); holding 1% of the entries, it outlasts the
+     * rest of the product. */
+    if (P->max_row > 8192 && (double)P->max_row * 100.0 >= nnz) {
+        snprintf(why, whylen, "chosen because the longest row (%lld entries, %.0f%% of them) would hold one block "
+                              "for its whole run; merge path cuts it across warps",
+                 (long long)P->max_row, 100.0 * (double)P->max_row / nnz);
+        return true;
+    }
     if (nnz >= 1e6 && long_share > 0.3) {
         snprintf(why, whylen, "chosen because rows longer than the large-bin bound hold %.0f%% of the entries",
                  100.0 * long_share);
@@ -354,39 +387,52 @@ static bool merge_pays(const cuda_plan *P, char *why, size_t whylen)
     return false;
 }
 
+/* One partition pass (spx__cuda_merge_partition); *longest as it documents. */
+static spx_status run_partition(spx_ctx *ctx, cuda_plan *P, int aligned, unsigned long long *dev_longest,
+                                int64_t *longest)
+{
+    cudaStream_t st = spx__cuda(ctx)->stream;
+    unsigned long long host = 0;
+    spx_status s;
+    if ((s = spx__cuda_check(ctx, cudaMemsetAsync(dev_longest, 0, sizeof host, st), "merge partition")) ||
+        (s = spx__cuda_check(ctx,
+                             spx__cuda_merge_partition(&P->csr, P->mp_items, P->mp_nwarps, aligned, P->mp_row,
+                                                       P->mp_nnz, dev_longest, st),
+                             "merge partition kernel")) ||
+        (s = spx__cuda_download(ctx, &host, dev_longest, sizeof host)) || (s = spx__cuda_sync(ctx)))
+        return s;
+    *longest = (int64_t)host;
+    return SPX_OK;
+}
+
 /* The merge partition. Warp starts move back to row starts (no row is cut:
  * no carries, no fix-up launch) when that moves no start by more than half a
  * warp's share, i.e. no warp gets more than 1.5 times its items; otherwise
- * rows are cut where the equal shares fall. */
+ * rows are cut where the equal shares fall. A row cut into more than
+ * MERGE_FIXUP_SERIAL pieces is added in groups of about the square root of
+ * its piece count, so that no warp of the fix-up adds more than that many. */
 static spx_status prepare_merge(spx_ctx *ctx, cuda_plan *P)
 {
-    cudaStream_t st = spx__cuda(ctx)->stream;
     P->mp_items = merge_items(ctx, P);
     P->mp_nwarps = (P->m + P->csr.nnz + P->mp_items - 1) / P->mp_items;
     if (P->mp_nwarps < 1)
         P->mp_nwarps = 1;
     size_t bytes = (size_t)(P->mp_nwarps + 1) * sizeof(int64_t);
-    unsigned long long *shift = NULL, max_shift = 0;
+    unsigned long long *dev_longest = NULL;
+    int64_t longest = 0;
     spx_status s;
     if ((s = spx__plan_alloc(ctx, P, (void **)&P->mp_row, bytes, "merge partition")) ||
         (s = spx__plan_alloc(ctx, P, (void **)&P->mp_nnz, bytes, "merge partition")) ||
-        (s = spx__cuda_alloc(ctx, (void **)&shift, sizeof max_shift, "merge partition")) ||
-        (s = spx__cuda_check(ctx, cudaMemsetAsync(shift, 0, sizeof max_shift, st), "merge partition")) ||
-        (s = spx__cuda_check(ctx,
-                             spx__cuda_merge_partition(&P->csr, P->mp_items, P->mp_nwarps, 1, P->mp_row, P->mp_nnz,
-                                                       shift, st),
-                             "merge partition kernel")) ||
-        (s = spx__cuda_download(ctx, &max_shift, shift, sizeof max_shift)) || (s = spx__cuda_sync(ctx)))
+        (s = spx__cuda_alloc(ctx, (void **)&dev_longest, sizeof *dev_longest, "merge partition")) ||
+        (s = run_partition(ctx, P, 1, dev_longest, &longest)))
         goto done;
-    P->mp_row_aligned = 2 * (int64_t)max_shift <= P->mp_items;
-    if (!P->mp_row_aligned &&
-        !(s = spx__cuda_check(ctx,
-                              spx__cuda_merge_partition(&P->csr, P->mp_items, P->mp_nwarps, 0, P->mp_row, P->mp_nnz,
-                                                        shift, st),
-                              "merge partition kernel")))
-        s = spx__cuda_sync(ctx);
+    P->mp_row_aligned = 2 * longest <= P->mp_items;
+    if (!P->mp_row_aligned && !(s = run_partition(ctx, P, 0, dev_longest, &longest)) &&
+        longest > MERGE_FIXUP_SERIAL)
+        for (P->mp_group = 1; P->mp_group * P->mp_group < longest; P->mp_group++)
+            ;
 done:
-    spx__cuda_free(ctx, shift);
+    spx__cuda_free(ctx, dev_longest);
     return s;
 }
 
@@ -397,13 +443,20 @@ done:
  * keep a team of one group when they alone fill the GPU four times over
  * (measured on an H200 at N = 32: 1M rows of 128 entries 2.93 ms with a
  * group per row, 3.86 ms split over a warp); fewer of them are split, so
- * that the longest does not hold up a small product. */
+ * that the longest does not hold up the product. A small product
+ * (small_product) splits its small rows too (splitting them in larger ones,
+ * ca-CondMat and p2p-Gnutella31 at N = 32, cost 20 %), and gets narrower
+ * column tiles, down to 8 lanes, while its warps still fit two waves: more
+ * warps, each with fewer loads one after another. */
 static void choose_bin_kernels(spx_ctx *ctx, cuda_plan *P)
 {
     int64_t resident_threads = 2048 * sm_count(ctx);
     int64_t vec = 16 / (int64_t)spx_dtype_size(P->dtype);
     int gn = P->panel > 0 ? (int)(P->panel / vec > 32 ? 32 : (P->panel / vec > 0 ? P->panel / vec : 1))
                           : spx__plan_group_for_n(P->n, P->dtype);
+    bool small = P->alg == SPX_SPMM_AUTO && small_product(ctx, P);
+    while (small && !P->panel && gn > 8 && P->m * column_tiles(P, gn / 2) <= 2 * 64 * sm_count(ctx))
+        gn /= 2;
     P->group = P->alg == SPX_SPMM_ROW_SPLIT && gn > 16 ? 16 : gn;
     for (int b = 0; b < NBINS; b++) {
         plan_bin *B = &P->bins[b];
@@ -416,7 +469,7 @@ static void choose_bin_kernels(spx_ctx *ctx, cuda_plan *P)
         default: /* AUTO */
             if (b == 5)
                 B->warps = HUGE_ROW_WARPS;
-            else if (b >= 4 || (b == 3 && B->nrows * P->group < 4 * resident_threads))
+            else if (b >= 4 || (b >= (small ? 2 : 3) && B->nrows * P->group < 4 * resident_threads))
                 B->team = 32;
         }
         B->alg = B->warps ? SPX_SPMM_BLOCK_ROW : B->team == 32 ? SPX_SPMM_WARP_ROW : SPX_SPMM_ROW_SPLIT;
@@ -485,7 +538,7 @@ spx_status spx__cuda_spmm_plan_create(spx_ctx *ctx, const spx_spmm_args *a, void
     default: /* AUTO and the row kernels */
         if ((s = prepare_csr(ctx, P, A, &P->csr)) || (s = build_bins(ctx, P, bounds)))
             break;
-        if (P->alg == SPX_SPMM_AUTO && merge_pays(P, why, sizeof why)) {
+        if (P->alg == SPX_SPMM_AUTO && merge_pays(ctx, P, why, sizeof why)) {
             P->alg = SPX_SPMM_MERGE_PATH;
             s = prepare_merge(ctx, P);
             break;
@@ -522,6 +575,10 @@ spx_status spx__cuda_spmm_plan_create(spx_ctx *ctx, const spx_spmm_args *a, void
                                 (long long)P->panel, (double)(P->k * P->n) * (double)spx_dtype_size(P->dtype) / 1e6,
                                 (long long)(P->lower_bw + P->upper_bw), (double)(P->k * P->panel) * (double)spx_dtype_size(P->dtype) / 1e6,
                                 (long long)((P->n + P->panel - 1) / P->panel));
+            else if (column_tiles(P, P->group) > 1)
+                len += snprintf(txt + len, cap - (size_t)len, "  columns in %lld tiles of %lld, each tile its own warps\n",
+                                (long long)column_tiles(P, P->group),
+                                (long long)P->group * (16 / (long long)spx_dtype_size(P->dtype)));
             for (int b = 0; b < NBINS && len < (int)cap; b++) {
                 plan_bin *B = &P->bins[b];
                 char range[64];
@@ -554,9 +611,13 @@ spx_status spx__cuda_spmm_plan_create(spx_ctx *ctx, const spx_spmm_args *a, void
                                                       : "algorithm forced for every row",
                             spx_spmm_alg_name(P->alg), why[0] ? "; " : "", why);
             if (P->alg == SPX_SPMM_MERGE_PATH && len < (int)cap)
-                snprintf(txt + len, cap - (size_t)len, "  %lld warps per column tile, %lld rows + entries each%s\n",
-                         (long long)P->mp_nwarps, (long long)P->mp_items,
-                         P->mp_row_aligned ? " (moved to row starts: no row is cut, no fix-up)" : "");
+                len += snprintf(txt + len, cap - (size_t)len, "  %lld warps per column tile, %lld rows + entries each%s\n",
+                                (long long)P->mp_nwarps, (long long)P->mp_items,
+                                P->mp_row_aligned ? " (moved to row starts: no row is cut, no fix-up)" : "");
+            if (P->mp_group && len < (int)cap)
+                snprintf(txt + len, cap - (size_t)len,
+                         "  the fix-up adds rows cut into more than %lld pieces in groups of %lld first\n",
+                         (long long)P->mp_group, (long long)P->mp_group);
         }
         *explain = txt;
     }

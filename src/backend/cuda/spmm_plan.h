@@ -17,6 +17,8 @@
 #define MERGE_ITEMS_MIN 32
 #define MERGE_ITEMS_MIN_SHORT_ROWS 16
 #define MERGE_ITEMS_MAX 256
+/* merge path: a cut row whose pieces outnumber this is added in two levels */
+#define MERGE_FIXUP_SERIAL 32
 #define HUGE_ROW_WARPS 8
 
 typedef struct plan_bin {
@@ -43,9 +45,11 @@ typedef struct cuda_plan {
     int64_t panel;              /* columns per tile of the row kernels (0: as wide as the group allows) */
     int64_t tiled_cols;         /* TILED: columns per block */
     int64_t lower_bw, upper_bw; /* bandwidths of op(A) */
+    int64_t max_row;            /* entries in the longest row of op(A) */
     int64_t mp_items, mp_nwarps; /* merge path: items (rows + entries) per warp, warps per column tile */
     int64_t *mp_row, *mp_nnz;
     int mp_row_aligned; /* merge path: warps start at row starts (no carries) */
+    int64_t mp_group;   /* merge path: pieces per first-level group of the fix-up (0: one level) */
     void *owned[MAX_OWNED];
     int nowned;
 } cuda_plan;

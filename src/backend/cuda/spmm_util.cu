@@ -15,8 +15,8 @@ __global__ void bins_kernel(const int64_t *__restrict__ rowptr, const int32_t *_
                             int64_t m, int64_t b0, int64_t b1, int64_t b2, int64_t b3, unsigned char *bin,
                             unsigned long long *stats)
 {
-    __shared__ unsigned long long s[14];
-    if (threadIdx.x < 14)
+    __shared__ unsigned long long s[15];
+    if (threadIdx.x < 15)
         s[threadIdx.x] = 0;
     __syncthreads();
     for (int64_t r = (int64_t)blockIdx.x * blockDim.x + threadIdx.x; r < m;
@@ -26,6 +26,7 @@ __global__ void bins_kernel(const int64_t *__restrict__ rowptr, const int32_t *_
         bin[r] = b;
         atomicAdd(&s[b], 1ull);
         atomicAdd(&s[6 + b], (unsigned long long)len);
+        atomicMax(&s[14], (unsigned long long)len);
         if (len > 0) {
             int64_t lo = r - colidx[start], hi = colidx[start + len - 1] - r;
             if (lo > 0)
@@ -37,7 +38,7 @@ __global__ void bins_kernel(const int64_t *__restrict__ rowptr, const int32_t *_
     __syncthreads();
     if (threadIdx.x < 12)
         atomicAdd(&stats[threadIdx.x], s[threadIdx.x]);
-    else if (threadIdx.x < 14)
+    else if (threadIdx.x < 15)
         atomicMax(&stats[threadIdx.x], s[threadIdx.x]);
 }
 
