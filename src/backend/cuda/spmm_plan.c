@@ -230,6 +230,10 @@ static spx_status prepare_csr(spx_ctx *ctx, cuda_plan *P, const spx_matrix *A, s
 
 /* ---- row binning (AUTO and the forced row kernels) ---- */
 
+/* Bins of every row and the rows grouped by bin (rows_sorted). When one bin
+ * holds every row, the grouping is the identity: rows_sorted stays NULL and
+ * the kernels read row numbers from their slots (one dependent load less per
+ * row, no sort at plan time). */
 static spx_status build_bins(spx_ctx *ctx, cuda_plan *P, const int64_t bounds[4])
 {
     cudaStream_t st = spx__cuda(ctx)->stream;
@@ -239,31 +243,32 @@ static spx_status build_bins(spx_ctx *ctx, cuda_plan *P, const int64_t bounds[4]
     void *tmp = NULL;
     size_t tmp_bytes = 0;
     spx_status s;
-    if ((s = spx__plan_alloc(ctx, P, (void **)&P->rows_sorted, (size_t)m * sizeof(int32_t), "row bins")) ||
-        (s = spx__cuda_alloc(ctx, (void **)&bin, (size_t)m, "row bins")) ||
-        (s = spx__cuda_alloc(ctx, (void **)&counts, sizeof host_counts, "row bins")))
+    if ((s = spx__cuda_alloc(ctx, (void **)&bin, (size_t)m, "row bins")) ||
+        (s = spx__cuda_alloc(ctx, (void **)&counts, sizeof host_counts, "row bins")) ||
+        (s = spx__cuda_check(ctx, cudaMemsetAsync(counts, 0, sizeof host_counts, st), "row bins")) ||
+        (s = spx__cuda_check(ctx, spx__cuda_row_bins(&P->csr, bounds, bin, counts, st), "row_bins kernel")) ||
+        (s = spx__cuda_download(ctx, host_counts, counts, sizeof host_counts)) || (s = spx__cuda_sync(ctx)))
         goto done;
-    if ((s = spx__cuda_check(ctx, cudaMemsetAsync(counts, 0, sizeof host_counts, st), "row bins")) ||
-        (s = spx__cuda_check(ctx, spx__cuda_row_bins(&P->csr, bounds, bin, counts, st),
-                             "row_bins kernel")) ||
-        (s = spx__cuda_check(ctx, spx__cuda_sort_rows_by_bin(bin, m, P->rows_sorted, NULL, &tmp_bytes, st),
-                             "sizing the row sort")) ||
-        (s = spx__cuda_alloc(ctx, &tmp, tmp_bytes, "row sort")) ||
-        (s = spx__cuda_check(ctx, spx__cuda_sort_rows_by_bin(bin, m, P->rows_sorted, tmp, &tmp_bytes, st),
-                             "sorting rows by bin")) ||
-        (s = spx__cuda_download(ctx, host_counts, counts, sizeof host_counts)) ||
-        (s = spx__cuda_sync(ctx)))
-        goto done;
-    int64_t offset = 0;
+    int64_t offset = 0, used = 0;
     for (int b = 0; b < NBINS; b++) {
         P->bins[b].nrows = (int64_t)host_counts[b];
         P->bins[b].nnz = (int64_t)host_counts[NBINS + b];
         P->bins[b].offset = offset;
         offset += P->bins[b].nrows;
+        used += P->bins[b].nrows > 0;
     }
     P->lower_bw = (int64_t)host_counts[2 * NBINS];
     P->upper_bw = (int64_t)host_counts[2 * NBINS + 1];
     P->max_row = (int64_t)host_counts[2 * NBINS + 2];
+    if (used > 1 &&
+        ((s = spx__plan_alloc(ctx, P, (void **)&P->rows_sorted, (size_t)m * sizeof(int32_t), "row bins")) ||
+         (s = spx__cuda_check(ctx, spx__cuda_sort_rows_by_bin(bin, m, P->rows_sorted, NULL, &tmp_bytes, st),
+                              "sizing the row sort")) ||
+         (s = spx__cuda_alloc(ctx, &tmp, tmp_bytes, "row sort")) ||
+         (s = spx__cuda_check(ctx, spx__cuda_sort_rows_by_bin(bin, m, P->rows_sorted, tmp, &tmp_bytes, st),
+                              "sorting rows by bin"))))
+        goto done;
+    s = spx__cuda_sync(ctx);
 done:
     spx__cuda_free(ctx, tmp);
     spx__cuda_free(ctx, counts);

@@ -39,7 +39,7 @@ typedef struct cuda_plan {
     spx_cuda_sell sell;
     spx_cuda_bsr bsr;
     spx_cuda_gather gather;
-    int32_t *rows_sorted;
+    int32_t *rows_sorted; /* rows grouped by bin; NULL when one bin holds every row */
     plan_bin bins[NBINS];
     int group;                  /* lanes covering the columns in the row kernels (group x 16 bytes) */
     int64_t panel;              /* columns per tile of the row kernels (0: as wide as the group allows) */

@@ -84,7 +84,7 @@ __global__ void __launch_bounds__(512) block_rows_kernel(const rows_params<T> p)
     A *red = reinterpret_cast<A *>(smem_raw); // [warps][G * V]
     const int lane = threadIdx.x & 31, warp = threadIdx.x >> 5, nwarps = blockDim.x >> 5;
     const int G = p.group, glane = lane & (G - 1);
-    const int64_t row = p.rows ? p.rows[p.seg_offset[0] + blockIdx.x] : blockIdx.x;
+    const int64_t k = p.seg_offset[0] + blockIdx.x, row = p.rows ? p.rows[k] : k;
     const int64_t start = p.rowptr[row], len = p.rowptr[row + 1] - start;
     const int64_t tile_cols = (int64_t)G * V, ntiles = (p.d.n + tile_cols - 1) / tile_cols;
     // warp w owns the chunks w, w + nwarps, ... of 32 entries: a strided range
