@@ -31,6 +31,10 @@ static spx_status run_kernels(spx_ctx *ctx, const cuda_plan *P, spx_cuda_dense_a
         int32_t *rows = NULL;
         void *vals = NULL;
         size_t acc = P->dtype == SPX_F64 ? 8 : 4;
+        /* N within a warp's lanes: a column per lane keeps every lane busy
+         * (16-byte vectors would leave most idle) with fewer instructions */
+        if (P->n <= 32)
+            d->vec = 1;
         if (P->mp_row_aligned || /* no row is cut: no carries */
             (!(s = spx__cuda_alloc(ctx, (void **)&rows, (size_t)(2 * P->mp_nwarps) * 4, "merge carries")) &&
              !(s = spx__cuda_alloc(ctx, &vals, (size_t)(2 * P->mp_nwarps) * (size_t)P->n * acc, "merge carries"))))
