@@ -192,44 +192,13 @@ __device__ __forceinline__ void add_pieces(const merge_params<T> &p, int64_t fro
                 acc[t] += base[2 * w2 * p.d.n + t];
 }
 
-// First level, for rows cut into more than `group` pieces: the warp holding
-// piece 1, 1 + group, 1 + 2 group, ... (piece 0 is the row's start) adds its
-// group's pieces in order into its own carry slot.
-template <typename T, int V>
-__global__ void __launch_bounds__(256) fixup_groups_kernel(const merge_params<T> p)
-{
-    typedef typename acc_of<T>::type A;
-    const int lane = threadIdx.x & 31;
-    const int64_t w = ((int64_t)blockIdx.x * blockDim.x + threadIdx.x) >> 5;
-    if (w >= p.nwarps)
-        return;
-    const int32_t row = p.carry_rows[2 * w];
-    if (row < 0)
-        return;
-    const int64_t first = (row + p.rowptr[row]) / p.items, last = last_piece(p, row);
-    if (last - first <= p.group || (w - first - 1) % p.group)
-        return;
-    const int64_t end = w + p.group - 1 < last ? w + p.group - 1 : last;
-    const int64_t ntiles = (p.d.n + 32 * V - 1) / (32 * V);
-    for (int64_t tile = blockIdx.y; tile < ntiles; tile += gridDim.y) {
-        const int64_t col0 = tile * 32 * V + (int64_t)lane * V;
-        const int count = p.d.n - col0 >= V ? V : (int)(p.d.n - col0);
-        if (count <= 0)
-            continue;
-        A acc[V];
-#pragma unroll
-        for (int t = 0; t < V; t++)
-            acc[t] = A(0);
-        add_pieces<T, V>(p, w, end, 1, col0, count, acc);
-        for (int t = 0; t < V && t < count; t++)
-            p.carry_vals[2 * w * p.d.n + col0 + t] = acc[t];
-    }
-}
-
-// One warp per (warp slot holding the start of a cut row, column tile): add the
-// start and the following pieces (or their groups' sums) in warp order, then
-// the epilogue.
-template <typename T, int V>
+// One warp per (warp slot, column tile). GROUPS (first level, for rows cut
+// into more than `group` pieces): the warp holding piece 1, 1 + group,
+// 1 + 2 group, ... (piece 0 is the row's start) adds its group's pieces in
+// order into its own carry slot. Otherwise the warp holding a cut row's start
+// adds the following pieces (or their groups' sums) in warp order, then the
+// epilogue.
+template <typename T, int V, bool GROUPS>
 __global__ void __launch_bounds__(256) fixup_kernel(const merge_params<T> p)
 {
     typedef typename acc_of<T>::type A;
@@ -237,23 +206,37 @@ __global__ void __launch_bounds__(256) fixup_kernel(const merge_params<T> p)
     const int64_t w = ((int64_t)blockIdx.x * blockDim.x + threadIdx.x) >> 5;
     if (w >= p.nwarps)
         return;
-    const int32_t row = p.carry_rows[2 * w + 1];
+    const int64_t slot = GROUPS ? 2 * w : 2 * w + 1; // a piece after the start / a row's start
+    const int32_t row = p.carry_rows[slot];
     if (row < 0)
         return;
     const int64_t last = last_piece(p, row);
-    const int64_t stride = p.group && last - w > p.group ? p.group : 1;
+    int64_t to = last, stride = 1;
+    if (GROUPS) {
+        const int64_t first = (row + p.rowptr[row]) / p.items;
+        if (last - first <= p.group || (w - first - 1) % p.group)
+            return;
+        to = w + p.group - 1 < last ? w + p.group - 1 : last;
+    } else if (p.group && last - w > p.group) {
+        stride = p.group;
+    }
     const int64_t ntiles = (p.d.n + 32 * V - 1) / (32 * V);
     for (int64_t tile = blockIdx.y; tile < ntiles; tile += gridDim.y) {
         const int64_t col0 = tile * 32 * V + (int64_t)lane * V;
         const int count = p.d.n - col0 >= V ? V : (int)(p.d.n - col0);
         if (count <= 0)
             continue;
+        A *own = p.carry_vals + slot * p.d.n + col0;
         A acc[V];
 #pragma unroll
         for (int t = 0; t < V; t++)
-            acc[t] = t < count ? p.carry_vals[(2 * w + 1) * p.d.n + col0 + t] : A(0);
-        add_pieces<T, V>(p, w + 1, last, stride, col0, count, acc);
-        store_epilogue<T, V>(p.d.C + (int64_t)row * p.d.ldc + col0, count, acc, p.d.alpha, p.d.beta);
+            acc[t] = t < count ? own[t] : A(0);
+        add_pieces<T, V>(p, w + 1, to, stride, col0, count, acc);
+        if (GROUPS)
+            for (int t = 0; t < V && t < count; t++)
+                own[t] = acc[t];
+        else
+            store_epilogue<T, V>(p.d.C + (int64_t)row * p.d.ldc + col0, count, acc, p.d.alpha, p.d.beta);
     }
 }
 
@@ -282,11 +265,11 @@ cudaError_t launch_merge_t(const spx_cuda_csr *A, int64_t nwarps, int64_t items,
     if (e != cudaSuccess || !carry_rows)
         return e; // row-aligned partition: no row is cut
     if (group > 0) {
-        fixup_groups_kernel<T, V><<<grid, 256, 0, d->stream>>>(p);
+        fixup_kernel<T, V, true><<<grid, 256, 0, d->stream>>>(p);
         if ((e = cudaGetLastError()) != cudaSuccess)
             return e;
     }
-    fixup_kernel<T, V><<<grid, 256, 0, d->stream>>>(p);
+    fixup_kernel<T, V, false><<<grid, 256, 0, d->stream>>>(p);
     return cudaGetLastError();
 }
 
