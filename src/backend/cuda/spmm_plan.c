@@ -350,13 +350,14 @@ static int64_t merge_items(spx_ctx *ctx, const cuda_plan *P)
 /* AUTO takes merge path (equal work per warp, rows cut where needed) when N
  * fills a warp with 16-byte loads (32 x 16 bytes), when N fills half of it
  * and the product is large, when one row is very long, or when long rows
- * (more than bin_bounds[2] entries) hold a large share of the entries.
- * Measured on an H200 (docs/PERFORMANCE.md): merge path is then within a few
- * percent of the binned row kernels or well ahead of them (a power-law
- * graph's longest row holds a row kernel back); the row kernels win at narrow
- * N, where merge path leaves lanes idle. (TILED is not chosen automatically: over the DLMC layers
- * at N = 256..4096 it reached 0.58x of cuSPARSE where merge path reached
- * 0.76x; it is ahead only on the densest layers at N >= 1024.) */
+ * (more than bin_bounds[2] entries) hold a large share of the entries; but
+ * not for a small product without long rows, which the row kernels finish in
+ * one launch. Measured on an H200 (docs/PERFORMANCE.md): merge path is then
+ * within a few percent of the binned row kernels or well ahead of them (a
+ * power-law graph's longest row holds a row kernel back); the row kernels win
+ * at narrow N and on small products. (TILED is not chosen automatically: over
+ * the DLMC layers at N = 256..4096 it reached 0.58x of cuSPARSE where merge
+ * path reached 0.76x; it is ahead only on the densest layers at N >= 1024.) */
 static bool merge_pays(spx_ctx *ctx, const cuda_plan *P, char *why, size_t whylen)
 {
     double nnz = (double)P->csr.nnz, work = nnz * (double)P->n;
