@@ -73,6 +73,13 @@ static int64_t column_tiles(const cuda_plan *P, int group)
     return (P->n + tile - 1) / tile;
 }
 
+/* Whether the row kernels at `group` lanes per column tile give every row and
+ * tile a warp within two waves of the GPU's resident warps (64 per SM). */
+static bool fits_two_waves(spx_ctx *ctx, const cuda_plan *P, int group)
+{
+    return P->m * column_tiles(P, group) <= 2 * 64 * sm_count(ctx);
+}
+
 /* A product is small when the row kernels, at their narrowest tiles (8 lanes,
  * 128 bytes of B per entry), give every row and tile a warp within two waves
  * of the GPU's resident warps, and its reads of B (nnz x N values) take no
@@ -83,7 +90,7 @@ static int64_t column_tiles(const cuda_plan *P, int group)
 static bool small_product(spx_ctx *ctx, const cuda_plan *P)
 {
     double b_bytes = (double)P->csr.nnz * (double)P->n * (double)spx_dtype_size(P->dtype);
-    return P->m * column_tiles(P, 8) <= 2 * 64 * sm_count(ctx) && b_bytes <= 20e6;
+    return fits_two_waves(ctx, P, 8) && b_bytes <= 20e6;
 }
 
 /* ---- host-side operand of op(A) as CSR (or compressed along k) ---- */
@@ -261,14 +268,13 @@ static spx_status build_bins(spx_ctx *ctx, cuda_plan *P, const int64_t bounds[4]
     P->upper_bw = (int64_t)host_counts[2 * NBINS + 1];
     P->max_row = (int64_t)host_counts[2 * NBINS + 2];
     if (used > 1 &&
-        ((s = spx__plan_alloc(ctx, P, (void **)&P->rows_sorted, (size_t)m * sizeof(int32_t), "row bins")) ||
-         (s = spx__cuda_check(ctx, spx__cuda_sort_rows_by_bin(bin, m, P->rows_sorted, NULL, &tmp_bytes, st),
-                              "sizing the row sort")) ||
-         (s = spx__cuda_alloc(ctx, &tmp, tmp_bytes, "row sort")) ||
-         (s = spx__cuda_check(ctx, spx__cuda_sort_rows_by_bin(bin, m, P->rows_sorted, tmp, &tmp_bytes, st),
-                              "sorting rows by bin"))))
-        goto done;
-    s = spx__cuda_sync(ctx);
+        !(s = spx__plan_alloc(ctx, P, (void **)&P->rows_sorted, (size_t)m * sizeof(int32_t), "row bins")) &&
+        !(s = spx__cuda_check(ctx, spx__cuda_sort_rows_by_bin(bin, m, P->rows_sorted, NULL, &tmp_bytes, st),
+                              "sizing the row sort")) &&
+        !(s = spx__cuda_alloc(ctx, &tmp, tmp_bytes, "row sort")) &&
+        !(s = spx__cuda_check(ctx, spx__cuda_sort_rows_by_bin(bin, m, P->rows_sorted, tmp, &tmp_bytes, st),
+                              "sorting rows by bin")))
+        s = spx__cuda_sync(ctx);
 done:
     spx__cuda_free(ctx, tmp);
     spx__cuda_free(ctx, counts);
@@ -461,7 +467,7 @@ static void choose_bin_kernels(spx_ctx *ctx, cuda_plan *P)
     int gn = P->panel > 0 ? (int)(P->panel / vec > 32 ? 32 : (P->panel / vec > 0 ? P->panel / vec : 1))
                           : spx__plan_group_for_n(P->n, P->dtype);
     bool small = P->alg == SPX_SPMM_AUTO && small_product(ctx, P);
-    while (small && !P->panel && gn > 8 && P->m * column_tiles(P, gn / 2) <= 2 * 64 * sm_count(ctx))
+    while (small && !P->panel && gn > 8 && fits_two_waves(ctx, P, gn / 2))
         gn /= 2;
     P->group = P->alg == SPX_SPMM_ROW_SPLIT && gn > 16 ? 16 : gn;
     for (int b = 0; b < NBINS; b++) {
