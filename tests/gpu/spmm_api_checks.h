@@ -127,6 +127,140 @@ static void check_determinism(void)
     tmat_free(&t);
 }
 
+/* ---- non-finite values in B ----------------------------------------------------------- */
+
+/* Inf and NaN in B must reach only the elements whose terms multiply them,
+ * as in ref: an algorithm that also multiplies A's absent entries (the dense
+ * path: 0 x Inf = NaN) must keep them apart. Each element of C must match ref
+ * in kind (NaN, +Inf, -Inf, finite) and, when finite, lie within tol of it
+ * relative to the sum of its terms' magnitudes. */
+static void nonfinite_case(const spx_matrix *A, const double *a, int64_t m, int64_t k, int64_t n,
+                           const double *b, spx_dtype dt, double beta)
+{
+    size_t es = spx_dtype_size(dt);
+    void *B = malloc((size_t)(k * n) * es), *C0 = malloc((size_t)(m * n) * es),
+         *R = malloc((size_t)(m * n) * es), *C = malloc((size_t)(m * n) * es);
+    double *Q = calloc((size_t)(m * n), sizeof *Q);
+    if (!B || !C0 || !R || !C || !Q) {
+        TFAIL("non-finite B: out of host memory");
+        goto done;
+    }
+    for (int64_t x = 0; x < k * n; x++) {
+        if (dt == SPX_F64)
+            ((double *)B)[x] = b[x];
+        else
+            ((float *)B)[x] = (float)b[x];
+    }
+    for (int64_t x = 0; x < m * n; x++) {
+        double v = (double)(x % 7) - 3.0;
+        if (dt == SPX_F64)
+            ((double *)C0)[x] = v;
+        else
+            ((float *)C0)[x] = (float)v;
+    }
+    const double alpha = 1.5;
+    for (int64_t i = 0; i < m; i++) /* a: dense row-major m x k with NAN marking absent entries */
+        for (int64_t p = 0; p < k; p++)
+            for (int64_t j = 0; !isnan(a[i * k + p]) && j < n; j++)
+                if (isfinite(b[p * n + j]))
+                    Q[i * n + j] += fabs(alpha * a[i * k + p] * b[p * n + j]);
+    spx_dense Bd = spx_dense_make(B, k, n, n, dt, SPX_ROW_MAJOR, SPX_MEM_HOST);
+    spx_dense Rd = spx_dense_make(R, m, n, n, dt, SPX_ROW_MAJOR, SPX_MEM_HOST);
+    memcpy(R, C0, (size_t)(m * n) * es);
+    CHECK_OK(g_ref, spx_spmm(g_ref, SPX_OP_NONE, alpha, A, &Bd, beta, &Rd));
+    for (int alg = 0; alg < NALG; alg++)
+        for (int prec = 0; prec < NPREC; prec++) {
+            if (dt == SPX_F64 && prec != SPX_PRECISION_EXACT)
+                continue;
+            spx_spmm_options o = {.alg = (spx_spmm_alg)alg, .precision = (spx_precision)prec};
+            spx_dense Cd = spx_dense_make(C, m, n, n, dt, SPX_ROW_MAJOR, SPX_MEM_HOST);
+            memcpy(C, C0, (size_t)(m * n) * es);
+            spx_status st = spx_spmm_ex(g_ctx, SPX_OP_NONE, alpha, A, &Bd, beta, &Cd, &o);
+            g_error_checks++;
+            if (st == SPX_ERR_UNSUPPORTED && alg != SPX_SPMM_AUTO)
+                continue;
+            if (st) {
+                TFAIL("non-finite B, %s %s, %s: %s: %s", spx_dtype_name(dt), spx_precision_name(o.precision),
+                      spx_spmm_alg_name(o.alg), spx_status_name(st), spx_last_error(g_ctx));
+                continue;
+            }
+            double tol = prec == SPX_PRECISION_EXACT ? (dt == SPX_F64 ? 1e-12 : 1e-5) : 2e-2;
+            for (int64_t x = 0; x < m * n; x++) {
+                double c = dt == SPX_F64 ? ((double *)C)[x] : ((float *)C)[x];
+                double r = dt == SPX_F64 ? ((double *)R)[x] : ((float *)R)[x];
+                int same = isnan(r) ? isnan(c) : isinf(r) ? c == r
+                                                           : isfinite(c) && fabs(c - r) <= tol * (Q[x] + fabs(beta * r) + 1e-30);
+                if (!same) {
+                    TFAIL("non-finite B, %s %s, %s, beta %g: C(%lld, %lld) = %g, ref %g", spx_dtype_name(dt),
+                          spx_precision_name(o.precision), spx_spmm_alg_name(o.alg), beta, (long long)(x / n),
+                          (long long)(x % n), c, r);
+                    break;
+                }
+            }
+        }
+done:
+    free(B);
+    free(C0);
+    free(R);
+    free(C);
+    free(Q);
+}
+
+static void check_nonfinite_b(void)
+{
+    const int64_t m = 512, k = 400, n = 300; /* B's columns in two chunks of the dense path's flags */
+    spx_matrix *A = NULL, *A64 = NULL;
+    /* half of the cells hold entries, N >= 256 and nnz x N >= 2.5e7: AUTO takes
+     * the dense path for f32 */
+    CHECK_OK(g_ctx, spx_gen_uniform(g_ctx, m, k, k / 2, next_seed(), SPX_F32, SPX_INDEX_I32, &A));
+    if (!A)
+        return;
+    spx_matrix_arrays arr;
+    CHECK_OK(g_ctx, spx_matrix_arrays_get(A, &arr));
+    float *av = arr.values;
+    av[3] = 0.0f; /* a stored zero times Inf is NaN, as in ref */
+    double *a = malloc((size_t)(m * k) * sizeof *a), *b = malloc((size_t)(k * n) * sizeof *b);
+    if (a && b) {
+        const int32_t *off = arr.offsets, *idx = arr.indices;
+        for (int64_t x = 0; x < m * k; x++)
+            a[x] = NAN;
+        for (int64_t i = 0; i < m; i++)
+            for (int32_t p = off[i]; p < off[i + 1]; p++)
+                a[i * k + idx[p]] = av[p];
+        uint64_t r = next_seed();
+        for (int64_t x = 0; x < k * n; x++)
+            b[x] = (double)(spx__splitmix64(&r) >> 11) / 9007199254740992.0 - 0.5;
+        const int32_t col0 = idx[off[0]]; /* row 0 meets it */
+        b[col0 * n + 3] = INFINITY;
+        b[col0 * n + 70] = -INFINITY;
+        b[(col0 + 1) % k * n + 3] = -INFINITY; /* rows holding both columns get NaN */
+        b[17 * n + 40] = NAN;
+        for (int64_t j = 0; j < n; j += 5) /* a row of B with many: flags of every chunk */
+            b[33 * n + j] = j % 2 ? INFINITY : -INFINITY;
+        b[(k - 1) * n + n - 1] = INFINITY; /* the last chunk's last column */
+        if (g_cuda) { /* the case this check is for: AUTO's dense path */
+            spx_spmm_plan *plan = NULL;
+            CHECK_OK(g_ctx, spx_spmm_plan_create(g_ctx, SPX_OP_NONE, A, n, SPX_F32, NULL, &plan));
+            if (plan && !strstr(spx_spmm_plan_explain(plan), "every row: dense"))
+                TFAIL("non-finite B: AUTO did not take the dense path: %s", spx_spmm_plan_explain(plan));
+            spx_spmm_plan_destroy(plan);
+        }
+        for (int beta = 0; beta < 2; beta++) {
+            nonfinite_case(A, a, m, k, n, b, SPX_F32, beta ? 0.5 : 0.0);
+            CHECK_OK(g_ctx, spx_matrix_astype(g_ctx, A, SPX_F64, SPX_INDEX_I32, &A64));
+            if (A64)
+                nonfinite_case(A64, a, m, k, n, b, SPX_F64, beta ? 0.5 : 0.0);
+            spx_matrix_destroy(A64);
+            A64 = NULL;
+        }
+    } else {
+        TFAIL("non-finite B: out of host memory");
+    }
+    free(a);
+    free(b);
+    spx_matrix_destroy(A);
+}
+
 /* ---- expected errors ----------------------------------------------------------------- */
 
 /* A call that must fail with status want (or want2) and a message, leaving C

@@ -125,6 +125,32 @@ typedef struct spx_cuda_gather {
 cudaError_t spx__cuda_launch_gather_tc(const spx_cuda_gather *G, spx_precision prec,
                                        const spx_cuda_dense_args *d);
 
+/* Dense path: op(A) stored densely (row-major, m x ld, in the GEMM's input
+ * type: f16 or bf16 for f32 data at those precisions, else the data's type);
+ * the GEMM itself is cuBLAS's (spmm_exec.c). The kernels that multiply zeros
+ * A does not hold (dense, BSR, gather_tc) run on a copy of B without its
+ * non-finite values, whose terms are added afterwards (spmm_dense.cu). */
+typedef struct spx_cuda_densified {
+    spx_dtype type; /* the GEMM's input type */
+    int64_t ld;     /* elements per row (k rounded up to 16 bytes) */
+    void *vals;
+} spx_cuda_densified;
+/* Columns of B per flag of the dense path's copy of B. */
+#define SPX_DENSE_CHUNK 256
+/* out (m x ld, zeroed here) = op(A) from its CSR with values of dtype. */
+cudaError_t spx__cuda_dense_fill(const spx_cuda_csr *A, spx_dtype dtype, spx_dtype gemm, void *out, int64_t ld,
+                                 cudaStream_t stream);
+/* out (k x ldo, type gemm if as_gemm, else B's) = B with zeros for its
+ * values that are not finite as gemm; bad[r * chunks + c] tells whether chunk
+ * c of SPX_DENSE_CHUNK columns of row r had one (chunks = ceil(n /
+ * SPX_DENSE_CHUNK)). */
+cudaError_t spx__cuda_dense_take_b(const spx_cuda_dense_args *d, int64_t k, spx_dtype gemm, int as_gemm,
+                                   void *out, int64_t ldo, int32_t *bad);
+/* C += alpha * op(A)(:, r) * B(r, j) for the non-finite B(r, j) the flags
+ * name; At is op(A) compressed along k (as for OUTER). */
+cudaError_t spx__cuda_dense_add_nonfinite(const spx_cuda_csr *At, spx_dtype gemm, const int32_t *bad,
+                                          const spx_cuda_dense_args *d);
+
 /* Helpers. */
 /* C[r, :] = beta * C[r, :] for every row (beta == 0 writes zeros). */
 cudaError_t spx__cuda_scale(const spx_cuda_dense_args *d, int64_t m);

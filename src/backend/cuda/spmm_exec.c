@@ -3,12 +3,84 @@
  * plans on the matrix. */
 #include "backend/cuda/spmm_plan.h"
 
+#include <cublas_v2.h>
 #include <stdint.h>
 #include <string.h>
 
 /* ---- execution ---- */
 
 static bool aligned16(const void *p) { return ((uintptr_t)p & 15u) == 0; }
+
+static cudaDataType blas_type(spx_dtype t)
+{
+    return t == SPX_F64 ? CUDA_R_64F : t == SPX_F16 ? CUDA_R_16F : t == SPX_BF16 ? CUDA_R_16BF : CUDA_R_32F;
+}
+
+/* The GEMM of the dense path on B's copy g. Row-major C = A B is
+ * column-major C^T = B^T A^T, so B is cuBLAS's first operand. */
+static spx_status dense_gemm(spx_ctx *ctx, const cuda_plan *P, const spx_cuda_dense_args *g)
+{
+    void *h;
+    spx_status s = spx__cuda_blas(ctx, &h);
+    if (s)
+        return s;
+    const spx_dtype t = P->dense.type;
+    const float af = (float)g->alpha, bf = (float)g->beta;
+    const bool f64 = P->dtype == SPX_F64;
+    cublasComputeType_t comp = f64                                    ? CUBLAS_COMPUTE_64F
+                               : P->dtype != SPX_F32 || t != SPX_F32 ? CUBLAS_COMPUTE_32F
+                               : P->precision == SPX_PRECISION_TF32  ? CUBLAS_COMPUTE_32F_FAST_TF32
+                                                                     : CUBLAS_COMPUTE_32F_PEDANTIC; /* no tf32 */
+    cublasStatus_t e = cublasGemmEx((cublasHandle_t)h, CUBLAS_OP_N, CUBLAS_OP_N, (int)P->n, (int)P->m, (int)P->k,
+                                    f64 ? (const void *)&g->alpha : (const void *)&af, g->B, blas_type(t),
+                                    (int)g->ldb, P->dense.vals, blas_type(t), (int)P->dense.ld,
+                                    f64 ? (const void *)&g->beta : (const void *)&bf, g->C, blas_type(P->dtype),
+                                    (int)g->ldc, comp, CUBLAS_GEMM_DEFAULT);
+    if (e != CUBLAS_STATUS_SUCCESS)
+        return spx__fail(ctx, SPX_ERR_BACKEND, "dense path: cuBLAS GEMM: %s", cublasGetStatusString(e));
+    return SPX_OK;
+}
+
+/* The algorithms that multiply zeros A does not hold (dense, BSR, gather_tc;
+ * spmm_dense.cu says why): a copy of B without its non-finite values (in the
+ * GEMM's type for the dense path, B's own for the kernels), the algorithm on
+ * it, then those values' terms. */
+static spx_status run_on_finite_b(spx_ctx *ctx, const cuda_plan *P, const spx_cuda_dense_args *d)
+{
+    const bool dense = P->alg == SPX_SPMM_DENSE;
+    const spx_dtype t = spx__plan_operand_type(P), copy = dense ? t : P->dtype;
+    const int64_t per16 = 16 / (int64_t)spx_dtype_size(copy), ldo = (P->n + per16 - 1) / per16 * per16;
+    const int64_t chunks = (P->n + SPX_DENSE_CHUNK - 1) / SPX_DENSE_CHUNK;
+    if (P->m == 0 || P->n == 0)
+        return SPX_OK;
+    if (P->k == 0)
+        return spx__cuda_check(ctx, spx__cuda_scale(d, P->m), "scale kernel");
+    if (dense && (d->ldc > INT32_MAX || ldo > INT32_MAX))
+        return spx__fail(ctx, SPX_ERR_UNSUPPORTED, "dense: cuBLAS takes leading dimensions below 2^31 (C: %lld)",
+                         (long long)d->ldc);
+    void *Bc = NULL;
+    int32_t *bad = NULL;
+    spx_cuda_dense_args g = *d;
+    spx_status s;
+    if ((s = spx__cuda_alloc(ctx, &Bc, (size_t)(P->k * ldo) * spx_dtype_size(copy), "finite copy of B")) ||
+        (s = spx__cuda_alloc(ctx, (void **)&bad, (size_t)(P->k * chunks) * 4, "finite copy of B")) ||
+        (s = spx__cuda_check(ctx, spx__cuda_dense_take_b(d, P->k, t, dense, Bc, ldo, bad), "finite copy of B")))
+        goto done;
+    g.B = Bc;
+    g.ldb = ldo;
+    if (dense)
+        s = dense_gemm(ctx, P, &g);
+    else if (P->alg == SPX_SPMM_BSR)
+        s = spx__cuda_check(ctx, spx__cuda_launch_bsr(&P->bsr, P->precision, &g), "bsr kernel");
+    else
+        s = spx__cuda_check(ctx, spx__cuda_launch_gather_tc(&P->gather, P->precision, &g), "gather_tc kernel");
+    if (!s)
+        s = spx__cuda_check(ctx, spx__cuda_dense_add_nonfinite(&P->outer, t, bad, d), "non-finite values of B");
+done:
+    spx__cuda_free(ctx, Bc);
+    spx__cuda_free(ctx, bad);
+    return s;
+}
 
 static spx_status run_kernels(spx_ctx *ctx, const cuda_plan *P, spx_cuda_dense_args *d)
 {
@@ -19,9 +91,9 @@ static spx_status run_kernels(spx_ctx *ctx, const cuda_plan *P, spx_cuda_dense_a
     case SPX_SPMM_SELL:
         return spx__cuda_check(ctx, spx__cuda_launch_sell(&P->sell, spx__plan_group_for_n(P->n, P->dtype), d), "sell kernel");
     case SPX_SPMM_BSR:
-        return spx__cuda_check(ctx, spx__cuda_launch_bsr(&P->bsr, P->precision, d), "bsr kernel");
     case SPX_SPMM_GATHER_TC:
-        return spx__cuda_check(ctx, spx__cuda_launch_gather_tc(&P->gather, P->precision, d), "gather_tc kernel");
+    case SPX_SPMM_DENSE:
+        return run_on_finite_b(ctx, P, d);
     case SPX_SPMM_OUTER:
         if ((s = spx__cuda_check(ctx, spx__cuda_scale(d, P->m), "scale kernel")))
             return s;

@@ -399,6 +399,37 @@ static bool merge_pays(spx_ctx *ctx, const cuda_plan *P, char *why, size_t whyle
     return false;
 }
 
+/* AUTO writes op(A) out densely and runs a dense GEMM when A holds at least
+ * 1/share of its cells, share being about how many times the sparse kernels'
+ * useful flop rate the GEMM's rate is at the asked precision; when N is wide
+ * enough for the GEMM to reach that rate; when the product is large enough
+ * (nnz x N) for the sparse kernels to take over ~10 us, below which the dense
+ * path's fixed cost (B's finite copy, two more launches) is not won back; and
+ * when the dense copy takes at most an eighth of device memory. Measured on
+ * f32 data only (H100, DLMC layers, docs/PERFORMANCE.md): other value types
+ * take it only when forced. */
+static int64_t dense_share(const cuda_plan *P)
+{
+    if (P->dtype != SPX_F32)
+        return 0;
+    return P->precision == SPX_PRECISION_EXACT ? DENSE_SHARE_F32 : DENSE_SHARE_TC;
+}
+
+static bool dense_pays(spx_ctx *ctx, const cuda_plan *P, char *why, size_t whylen)
+{
+    const double cells = (double)P->m * (double)P->k;
+    const int64_t share = dense_share(P);
+    if (!share || P->n < DENSE_MIN_N || cells == 0 || (double)P->csr.nnz * (double)share < cells ||
+        (double)P->csr.nnz * (double)P->n < DENSE_MIN_WORK ||
+        spx__plan_dense_bytes(P) > spx__cuda(ctx)->info.global_mem_bytes / 8)
+        return false;
+    snprintf(why, whylen, "chosen because A holds %.1f%% of its cells (at least 1/%lld: a dense GEMM at this precision "
+                          "then beats the sparse kernels), N >= %d and nnz x N = %.3g >= %.3g",
+             100.0 * (double)P->csr.nnz / cells, (long long)share, DENSE_MIN_N, (double)P->csr.nnz * (double)P->n,
+             DENSE_MIN_WORK);
+    return true;
+}
+
 /* One partition pass (spx__cuda_merge_partition); *longest as it documents. */
 static spx_status run_partition(spx_ctx *ctx, cuda_plan *P, int aligned, unsigned long long *dev_longest,
                                 int64_t *longest)
@@ -547,8 +578,21 @@ spx_status spx__cuda_spmm_plan_create(spx_ctx *ctx, const spx_spmm_args *a, void
         if (!(s = prepare_csr(ctx, P, A, &P->csr)))
             s = choose_tiled_columns(ctx, P, opts.panel_cols, why, sizeof why);
         break;
+    case SPX_SPMM_DENSE:
+        if (!(s = prepare_csr(ctx, P, A, &P->csr)))
+            s = spx__plan_prepare_dense(ctx, P, A, why, sizeof why);
+        break;
     default: /* AUTO and the row kernels */
-        if ((s = prepare_csr(ctx, P, A, &P->csr)) || (s = build_bins(ctx, P, bounds)))
+        if ((s = prepare_csr(ctx, P, A, &P->csr)))
+            break;
+        char reason[256];
+        if (P->alg == SPX_SPMM_AUTO && dense_pays(ctx, P, reason, sizeof reason)) {
+            P->alg = SPX_SPMM_DENSE;
+            if (!(s = spx__plan_prepare_dense(ctx, P, A, why, sizeof why)))
+                snprintf(why + strlen(why), sizeof why - strlen(why), "; %s", reason);
+            break;
+        }
+        if ((s = build_bins(ctx, P, bounds)))
             break;
         if (P->alg == SPX_SPMM_AUTO && merge_pays(ctx, P, why, sizeof why)) {
             P->alg = SPX_SPMM_MERGE_PATH;

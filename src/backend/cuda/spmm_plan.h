@@ -20,6 +20,13 @@
 /* merge path: a cut row whose pieces outnumber this is added in two levels */
 #define MERGE_FIXUP_SERIAL 32
 #define HUGE_ROW_WARPS 8
+/* the dense path (dense_pays in spmm_plan.c): the GEMM's useful flop rate
+ * over the sparse kernels' on f32 data, on CUDA cores and on tensor cores
+ * (tf32, bf16, f16), and the least N */
+#define DENSE_SHARE_F32 4
+#define DENSE_SHARE_TC 32
+#define DENSE_MIN_N 256
+#define DENSE_MIN_WORK 2.5e7 /* nnz x N */
 
 typedef struct plan_bin {
     spx_spmm_alg alg; /* ROW_SPLIT, WARP_ROW or BLOCK_ROW */
@@ -39,6 +46,7 @@ typedef struct cuda_plan {
     spx_cuda_sell sell;
     spx_cuda_bsr bsr;
     spx_cuda_gather gather;
+    spx_cuda_densified dense;
     int32_t *rows_sorted; /* rows grouped by bin; NULL when one bin holds every row */
     plan_bin bins[NBINS];
     int group;                  /* lanes covering the columns in the row kernels (group x 16 bytes) */
@@ -78,5 +86,13 @@ spx_status spx__plan_prepare_bsr(spx_ctx *ctx, cuda_plan *P, const spx_matrix *A
 spx_status spx__plan_prepare_sell(spx_ctx *ctx, cuda_plan *P, const spx_matrix *A, char *why, size_t whylen);
 spx_status spx__plan_prepare_outer(spx_ctx *ctx, cuda_plan *P, const spx_matrix *A);
 spx_status spx__plan_prepare_gather(spx_ctx *ctx, cuda_plan *P, const spx_matrix *A, char *why, size_t whylen);
+/* DENSE: the dense copy of op(A) (from P->csr, which must be prepared) and
+ * its CSC in P->outer. */
+spx_status spx__plan_prepare_dense(spx_ctx *ctx, cuda_plan *P, const spx_matrix *A, char *why, size_t whylen);
+/* The type B's values are multiplied in: f16 or bf16 for f32 data at those
+ * precisions, else the data's (tf32 is f32 storage). */
+spx_dtype spx__plan_operand_type(const cuda_plan *P);
+/* Bytes of the dense path's copy of op(A). */
+int64_t spx__plan_dense_bytes(const cuda_plan *P);
 
 #endif

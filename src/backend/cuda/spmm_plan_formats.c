@@ -1,6 +1,6 @@
-/* Operand forms of the forced SpMM algorithms that do not run on plain CSR:
- * BSR, SELL-C-sigma, outer products (compressed along k) and the dense row
- * groups of gather-GEMM. */
+/* Operand forms of the SpMM algorithms that do not run on plain CSR: BSR,
+ * SELL-C-sigma, outer products (compressed along k), the dense row groups of
+ * gather-GEMM and the dense copy of the dense path. */
 #include "backend/cuda/spmm_plan.h"
 #include "format/convert.h"
 
@@ -29,6 +29,20 @@ static spx_status count_blocks(spx_ctx *ctx, const spx_matrix *H, int64_t br, in
     spx__free(mark);
     *out = count;
     return SPX_OK;
+}
+
+/* op(A) compressed along k into P->outer: for OUTER, and for the terms of
+ * B's non-finite values in the algorithms that multiply zeros A does not hold
+ * (spmm_dense.cu). */
+static spx_status compress_along_k(spx_ctx *ctx, cuda_plan *P, const spx_matrix *A)
+{
+    const spx_matrix *H;
+    spx_matrix *tmp;
+    spx_status s = spx__plan_host_operand(ctx, A, P->op, 1, &H, &tmp);
+    if (!s)
+        s = spx__plan_upload_compressed(ctx, P, H, P->k, P->m, &P->outer);
+    spx_matrix_destroy(tmp);
+    return s;
 }
 
 spx_status spx__plan_prepare_bsr(spx_ctx *ctx, cuda_plan *P, const spx_matrix *A, char *why, size_t whylen)
@@ -92,9 +106,11 @@ spx_status spx__plan_prepare_bsr(spx_ctx *ctx, cuda_plan *P, const spx_matrix *A
         D->colidx = c.colidx;
     }
     D->vals = NULL;
-    if (src->dtype != SPX_PATTERN)
-        s = spx__plan_upload(ctx, P, &D->vals, src->values,
-                        (size_t)(src->nblocks * src->br * src->bc) * spx_dtype_size(src->dtype), "plan blocks");
+    if (src->dtype != SPX_PATTERN &&
+        (s = spx__plan_upload(ctx, P, &D->vals, src->values,
+                              (size_t)(src->nblocks * src->br * src->bc) * spx_dtype_size(src->dtype), "plan blocks")))
+        goto done;
+    s = compress_along_k(ctx, P, A); /* blocks hold zeros A does not: B's non-finite values go apart */
 done:
     spx_matrix_destroy(tmp);
     spx_matrix_destroy(bsr);
@@ -175,13 +191,7 @@ spx_status spx__plan_prepare_outer(spx_ctx *ctx, cuda_plan *P, const spx_matrix 
     if (P->dtype != SPX_F32 && P->dtype != SPX_F64)
         return spx__fail(ctx, SPX_ERR_UNSUPPORTED, "outer: needs f32 or f64 values (atomics), not %s",
                          spx_dtype_name(P->dtype));
-    const spx_matrix *H;
-    spx_matrix *tmp;
-    spx_status s = spx__plan_host_operand(ctx, A, P->op, 1, &H, &tmp);
-    if (!s)
-        s = spx__plan_upload_compressed(ctx, P, H, P->k, P->m, &P->outer);
-    spx_matrix_destroy(tmp);
-    return s;
+    return compress_along_k(ctx, P, A);
 }
 
 /* GATHER_TC: groups of 16 consecutive rows stored densely over the union of
@@ -291,7 +301,8 @@ spx_status spx__plan_prepare_gather(spx_ctx *ctx, cuda_plan *P, const spx_matrix
     if ((s = spx__plan_upload(ctx, P, (void **)&G->group_rows, grows, (size_t)(ngroups * 16) * 4, "gather plan")) ||
         (s = spx__plan_upload(ctx, P, (void **)&G->union_ptr, uptr, (size_t)(ngroups + 1) * 8, "gather plan")) ||
         (s = spx__plan_upload(ctx, P, (void **)&G->union_cols, ucols, (size_t)total * 4, "gather plan")) ||
-        (s = spx__plan_upload(ctx, P, &G->tile_vals, tile, (size_t)tile_bytes, "gather tiles")))
+        (s = spx__plan_upload(ctx, P, &G->tile_vals, tile, (size_t)tile_bytes, "gather tiles")) ||
+        (s = compress_along_k(ctx, P, A))) /* tiles hold zeros A does not: B's non-finite values go apart */
         goto done;
     snprintf(why, whylen, "%lld groups of 16 rows, mean column union %.1f, tiles hold %.2f values per entry (%s operands)",
              (long long)ngroups, ngroups ? (double)total / (double)ngroups : 0.0, per_entry,
@@ -307,3 +318,66 @@ done:
     return s;
 }
 
+
+spx_dtype spx__plan_operand_type(const cuda_plan *P)
+{
+    if (P->dtype == SPX_F32 && P->precision == SPX_PRECISION_BF16)
+        return SPX_BF16;
+    if (P->dtype == SPX_F32 && P->precision == SPX_PRECISION_F16)
+        return SPX_F16;
+    return P->dtype;
+}
+
+static int64_t dense_ld(const cuda_plan *P)
+{
+    int64_t v = 16 / (int64_t)spx_dtype_size(spx__plan_operand_type(P)); /* rows start on 16 bytes */
+    return (P->k + v - 1) / v * v;
+}
+
+int64_t spx__plan_dense_bytes(const cuda_plan *P)
+{
+    return P->m * dense_ld(P) * (int64_t)spx_dtype_size(spx__plan_operand_type(P));
+}
+
+static const char *dense_gemm_name(const cuda_plan *P)
+{
+    if (P->dtype == SPX_F64)
+        return "f64";
+    if (P->dtype != SPX_F32)
+        return "tensor-core (f32 accumulation)";
+    switch (P->precision) {
+    case SPX_PRECISION_TF32: return "tf32 tensor-core";
+    case SPX_PRECISION_BF16: return "bf16 tensor-core";
+    case SPX_PRECISION_F16: return "f16 tensor-core";
+    default: return "f32 (CUDA cores, no tf32)";
+    }
+}
+
+spx_status spx__plan_prepare_dense(spx_ctx *ctx, cuda_plan *P, const spx_matrix *A, char *why, size_t whylen)
+{
+    const int64_t bytes = spx__plan_dense_bytes(P), ld = dense_ld(P);
+    const int64_t limit = spx__cuda(ctx)->info.global_mem_bytes / 4;
+    if (P->n > INT32_MAX || ld > INT32_MAX)
+        return spx__fail(ctx, SPX_ERR_UNSUPPORTED, "dense: cuBLAS takes at most 2^31-1 columns (N=%lld, k=%lld)",
+                         (long long)P->n, (long long)P->k);
+    if (bytes > limit)
+        return spx__fail(ctx, SPX_ERR_UNSUPPORTED,
+                         "dense: op(A) written out densely would take %.1f MB, more than a quarter of the device's "
+                         "memory",
+                         (double)bytes / 1e6);
+    P->dense.type = spx__plan_operand_type(P);
+    P->dense.ld = ld;
+    spx_status s;
+    if ((s = spx__plan_alloc(ctx, P, &P->dense.vals, (size_t)(bytes > 0 ? bytes : 1), "dense copy of A")) ||
+        (s = spx__cuda_check(ctx,
+                             spx__cuda_dense_fill(&P->csr, P->dtype, P->dense.type, P->dense.vals, ld,
+                                                  spx__cuda(ctx)->stream),
+                             "writing A out densely")))
+        return s;
+    if ((s = compress_along_k(ctx, P, A)) || (s = spx__cuda_sync(ctx)))
+        return s;
+    double cells = (double)P->m * (double)P->k;
+    snprintf(why, whylen, "op(A) written out densely (%.1f MB, %.1f%% of its cells hold entries), %s GEMM by cuBLAS",
+             (double)bytes / 1e6, cells > 0 ? 100.0 * (double)P->csr.nnz / cells : 0.0, dense_gemm_name(P));
+    return SPX_OK;
+}
