@@ -367,8 +367,10 @@ spx_status spx__plan_prepare_dense(spx_ctx *ctx, cuda_plan *P, const spx_matrix 
                          (double)bytes / 1e6);
     P->dense.type = spx__plan_operand_type(P);
     P->dense.ld = ld;
+    void *blas;
     spx_status s;
-    if ((s = spx__plan_alloc(ctx, P, &P->dense.vals, (size_t)(bytes > 0 ? bytes : 1), "dense copy of A")) ||
+    if ((s = spx__cuda_blas(ctx, &blas)) || /* cuBLAS starts up here, not in the first run */
+        (s = spx__plan_alloc(ctx, P, &P->dense.vals, (size_t)(bytes > 0 ? bytes : 1), "dense copy of A")) ||
         (s = spx__cuda_check(ctx,
                              spx__cuda_dense_fill(&P->csr, P->dtype, P->dense.type, P->dense.vals, ld,
                                                   spx__cuda(ctx)->stream),
