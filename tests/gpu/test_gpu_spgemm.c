@@ -1,8 +1,9 @@
 /* GPU SpGEMM correctness: the cuda backend against the ref backend for
  * every built-in semiring and value type, mask kind and complement, in
  * deterministic mode (bit for bit) and fast mode (within a bound); hard
- * shapes; rows whose tables need device memory (hash and dense) or that fit
- * a dense table in shared memory; rows sorted in registers; tables of 8
+ * shapes; rows whose tables need device memory or that fit a dense table
+ * in shared memory; rows computed in column windows (with accum, drop,
+ * masks); rows sorted in registers; tables of 8
  * lanes; real matrices;
  * operands in device memory; accumulate and drop_identity; memory budgets
  * that force chunks; the avos closure of a generated pedigree; overflow
@@ -174,10 +175,11 @@ static void test_shapes(void)
 
 /* ---- rows whose tables need device memory, and dense tables ---- */
 
-/* rows x n: the first `big` rows hold every one of the k rows of B, which
- * hold `per` random columns each; the other rows hold a few entries. */
+/* rows x (n + 2 pad): the first `big` rows hold every one of the k rows of
+ * B, which hold `per` random columns each in [pad, pad + n); the other rows
+ * hold a few entries. */
 static void big_rows_operands(int64_t rows, int64_t big, int64_t k, int64_t per, int64_t n,
-                              spx_dtype t, spx_matrix **A, spx_matrix **B)
+                              int64_t pad, spx_dtype t, spx_matrix **A, spx_matrix **B)
 {
     dmat DA = dm_new(rows, k, t);
     for (int64_t i = 0; i < rows; i++)
@@ -190,14 +192,14 @@ static void big_rows_operands(int64_t rows, int64_t big, int64_t k, int64_t per,
     dm_free(&DA);
     /* B sparse by rows: built as COO, compressed by the library */
     spx_matrix *coo = NULL;
-    CHECK_OK(g_ref, spx_matrix_create_coo(g_ref, k, n, k * per, SPX_INDEX_I32, t, &coo));
+    CHECK_OK(g_ref, spx_matrix_create_coo(g_ref, k, n + 2 * pad, k * per, SPX_INDEX_I32, t, &coo));
     spx_matrix_arrays ar;
     spx_matrix_arrays_get(coo, &ar);
     for (int64_t r = 0; r < k; r++)
         for (int64_t q = 0; q < per; q++) {
             int64_t e = r * per + q;
             ((int32_t *)ar.row_indices)[e] = (int32_t)r;
-            ((int32_t *)ar.indices)[e] = (int32_t)t_below(&g_rng, n);
+            ((int32_t *)ar.indices)[e] = (int32_t)(pad + t_below(&g_rng, n));
             t_store(ar.values, t, e, (tval){1 + t_below(&g_rng, 4), 2 * t_unit(&g_rng) - 1});
         }
     CHECK_OK(g_ref, spx_matrix_canonicalize(g_ref, coo, SPX_DUP_LAST, B));
@@ -211,14 +213,13 @@ static void big_rows_operands(int64_t rows, int64_t big, int64_t k, int64_t per,
 static void test_big_rows(void)
 {
     /* 20000 products per big row: tables beyond shared memory in both phases;
-     * columns over 4M (hashed: the span is over 16x the hash size), 1M (a
-     * dense table of the row's span in device memory only) or 30000 (dense
-     * at any size) */
+     * columns over 4M (hashed in device memory: the span is over 16x the
+     * hash size), 1M (about 120 column windows) or 30000 (four) */
     static const int64_t spans[] = {4000000, 1000000, 30000};
     for (int s = 0; s < 3; s++) {
         spx_matrix *A = NULL, *B = NULL;
         const uint64_t seed = g_rng;
-        big_rows_operands(pick(64, 24), pick(6, 3), 200, 100, spans[s], SPX_F32, &A, &B);
+        big_rows_operands(pick(64, 24), pick(6, 3), 200, 100, spans[s], 0, SPX_F32, &A, &B);
         spx_spgemm_options o = {0};
         char what[120];
         snprintf(what, sizeof what, "big rows over %lld columns", (long long)spans[s]);
@@ -228,7 +229,7 @@ static void test_big_rows(void)
         check_modes(what, SPX_SEMIRING_MIN_PLUS, SPX_F32, A, B, o);
         spx_matrix *Ai = NULL, *Bi = NULL; /* the same pattern with integer values */
         g_rng = seed;
-        big_rows_operands(pick(64, 24), pick(6, 3), 200, 100, spans[s], SPX_I64, &Ai, &Bi);
+        big_rows_operands(pick(64, 24), pick(6, 3), 200, 100, spans[s], 0, SPX_I64, &Ai, &Bi);
         spx_spgemm_options oi = {0};
         snprintf(what, sizeof what, "big rows over %lld columns, i64", (long long)spans[s]);
         check_modes(what, SPX_SEMIRING_PLUS_TIMES, SPX_I64, Ai, Bi, oi);
@@ -258,6 +259,60 @@ static void test_big_rows(void)
     spx_matrix_destroy(A);
 }
 
+/* ---- rows computed in column windows ---- */
+
+static void test_window_rows(void)
+{
+    /* rows of 20000 products over the columns [pad, pad + 30000) of 36000:
+     * too large for shared memory in both phases and dense enough for
+     * windows (four); accum holds entries before, in and after that span, a
+     * mask matrix cuts it on both sides */
+    static const struct {
+        spx_semiring_kind kind;
+        spx_dtype type;
+    } cases[] = {{SPX_SEMIRING_PLUS_TIMES, SPX_F32}, {SPX_SEMIRING_PLUS_TIMES, SPX_F64},
+                 {SPX_SEMIRING_PLUS_TIMES, SPX_I32}, {SPX_SEMIRING_MIN_PLUS, SPX_F32},
+                 {SPX_SEMIRING_MAX_TIMES, SPX_I64},  {SPX_SEMIRING_OR_AND, SPX_BOOL},
+                 {SPX_SEMIRING_PLUS_PAIR, SPX_I64},  {SPX_SEMIRING_AVOS, SPX_I64}};
+    const int64_t pad = 3000, span = 30000, n = span + 2 * pad, rows = pick(40, 12);
+    dmat Mp = dm_new(rows, n, SPX_PATTERN);
+    for (int64_t i = 0; i < rows; i++)
+        for (int64_t j = pad + 5000 + i; j < pad + 22000; j++)
+            DIN(&Mp, i, j) = t_below(&g_rng, 2);
+    spx_matrix *M = dm_to_spx(g_ref, &Mp, SPX_CSR, SPX_INDEX_I32, &g_rng);
+    dm_free(&Mp);
+    for (size_t c = 0; c < sizeof cases / sizeof cases[0]; c++) {
+        const spx_semiring_kind k = cases[c].kind;
+        const spx_dtype t = cases[c].type;
+        spx_semiring sr = spx_semiring_builtin(k);
+        spx_matrix *A = NULL, *B = NULL;
+        big_rows_operands(rows, pick(6, 3), 200, 100, span, pad, t, &A, &B);
+        spx_matrix *Acc = random_matrix(rows, n, 0.02, t, k == SPX_SEMIRING_AVOS ? VAL_AVOS : VAL_SMALL_INT,
+                                        SPX_CSR, SPX_INDEX_I32);
+        char what[200];
+        snprintf(what, sizeof what, "window rows, %s over %s", spx_semiring_name(k),
+                 spx_dtype_name(t));
+        spx_spgemm_options o = {0};
+        check_modes(what, k, t, A, B, o);
+        for (int variant = 0; variant < 4; variant++) {
+            o.accum = Acc;
+            o.drop_identity = variant & 1;
+            o.mask.kind = variant & 2 ? SPX_MASK_MATRIX : SPX_MASK_NONE;
+            o.mask.M = variant & 2 ? M : NULL;
+            o.mask.complement = variant == 3;
+            o.mode = SPX_SPGEMM_DETERMINISTIC;
+            snprintf(what, sizeof what, "window rows, %s over %s, accum%s, mask %s",
+                     spx_semiring_name(k), spx_dtype_name(t), o.drop_identity ? ", drop" : "",
+                     variant < 2 ? "none" : variant == 2 ? "matrix" : "complemented matrix");
+            spx_matrix_destroy(both(what, &sr, A, B, &o, NULL, NULL, NULL, CMP_BITS, NULL));
+        }
+        spx_matrix_destroy(A);
+        spx_matrix_destroy(B);
+        spx_matrix_destroy(Acc);
+    }
+    spx_matrix_destroy(M);
+}
+
 /* ---- rows of 33 to 128 products (sorted in registers) ---- */
 
 static void test_sorted_rows(void)
@@ -281,7 +336,7 @@ static void test_sorted_rows(void)
         for (size_t c = 0; c < sizeof cases / sizeof cases[0]; c++) {
             const int64_t m = 9000; /* about 8900 rows in range: the sort runs from 8192 on */
             spx_matrix *A = NULL, *B = NULL, *M = NULL;
-            big_rows_operands(m, 0, 200, 6, spans[s], cases[c].type, &A, &B);
+            big_rows_operands(m, 0, 200, 6, spans[s], 0, cases[c].type, &A, &B);
             /* a matrix mask over the narrowest span (it is built dense) */
             if (s == 0)
                 M = random_matrix(m, spans[s], 0.5, SPX_PATTERN, VAL_BOOL, SPX_CSR, SPX_INDEX_I32);
@@ -546,7 +601,7 @@ static void test_budgets(void)
     check_budgets("rmat squared, drop, device", A, A, o, 1);
     spx_matrix_destroy(A);
     /* several rows with tables in device memory, fewer regions than rows */
-    big_rows_operands(pick(40, 16), pick(12, 5), 200, 100, 1000000, SPX_F32, &A, &B);
+    big_rows_operands(pick(40, 16), pick(12, 5), 200, 100, 1000000, 0, SPX_F32, &A, &B);
     spx_spgemm_options z = {0};
     check_budgets("big rows", A, B, z, 0);
     check_budgets("big rows, device", A, B, z, 1);
@@ -766,7 +821,8 @@ int main(void)
         void (*run)(void);
     } sections[] = {
         {"semirings", test_semirings},     {"shapes", test_shapes},
-        {"big rows", test_big_rows},       {"sorted rows", test_sorted_rows},
+        {"big rows", test_big_rows},       {"window rows", test_window_rows},
+        {"sorted rows", test_sorted_rows},
         {"short rows", test_short_rows},   {"real matrices", test_real},
         {"device operands", test_device_operands}, {"accumulate", test_accum_drop},
         {"budgets", test_budgets},         {"closure", test_closure},

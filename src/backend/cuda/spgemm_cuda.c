@@ -123,6 +123,15 @@ static void make_bins(const spx_gemm *g, int numeric, int sorted, int lanes, spx
         b->group[x] = G;
         b->slots[x] = (uint32_t)S;
     }
+    /* windows: a block's table, sized for the numeric phase in both (one
+     * rule places a row in both phases) */
+    for (int64_t S = SPX_GEMM_WINDOW_SLOTS; S >= 1024 && !b->window_slots; S /= 4)
+        if (spx__gemm_stage_bytes(SPX_GEMM_BLOCK, g->vsz) +
+                spx__gemm_table_bytes(S, g->vsz, 1, g->ordered) <= optin)
+            b->window_slots = (uint32_t)S;
+    const int w = spx__gemm_bin_window(b);
+    b->group[w] = SPX_GEMM_BLOCK;
+    b->slots[w] = b->window_slots;
 }
 
 /* Threads of the table rows up to 128 slots: 8 when there are many short,
@@ -212,9 +221,9 @@ static spx_status bin_rows(spx_gemm *g, int numeric)
             return s;
     }
     g->start[0] = 0;
-    for (int x = 0; x <= b->nshared + 1; x++)
+    for (int x = 0; x <= spx__gemm_bin_global(b); x++)
         g->start[x + 1] = g->start[x] + (int64_t)hs[SPX_GEMM_STAT_ROWS + x];
-    for (int x = b->nshared + 2; x < SPX_GEMM_MAX_BINS; x++)
+    for (int x = spx__gemm_bin_global(b) + 1; x < SPX_GEMM_MAX_BINS; x++)
         g->start[x + 1] = g->start[x];
     if (!numeric)
         memcpy(g->hstats, hs, sizeof hs);
@@ -240,7 +249,8 @@ static spx_status plan_memory(spx_gemm *g)
 {
     const spx_spgemm_args *a = g->a;
     const spx_device_info *in = &spx__cuda(g->ctx)->info;
-    const int64_t sym_global = g->start[g->sym.nshared + 2] - g->start[g->sym.nshared + 1];
+    const int global = spx__gemm_bin_global(&g->sym);
+    const int64_t sym_global = g->start[global + 1] - g->start[global];
     const int64_t num_global = (int64_t)g->hstats[SPX_GEMM_STAT_NUM_ROWS];
     const int64_t want = sym_global > num_global ? sym_global : num_global;
     g->nregions = 0;
@@ -325,7 +335,7 @@ spx_status spx__gemm_numeric_rows(spx_gemm *g, int64_t r0, int64_t r1)
     spx_ctx *ctx = g->ctx;
     spx_gemm_launch L = make_launch(g, &g->num);
     if (r0 > 0 || r1 < g->m) { /* the chunk's part of each bin */
-        const int nbins = g->num.nshared + 2;
+        const int nbins = spx__gemm_bin_global(&g->num) + 1;
         int64_t h[2 * SPX_GEMM_MAX_BINS];
         SPX_CUDA_TRY(ctx,
                      spx__cuda_gemm_chunk_ranges(g->rows, g->start, nbins, r0, r1, g->ranges,

@@ -6,8 +6,10 @@
  * int32 columns. Every row of C is computed by a group of threads (8 lanes,
  * a warp, or a block of 256) with a table of its columns: a hash table, or a dense
  * array over the row's column range when that is no larger. Tables live in
- * shared memory, or for rows too large for it in regions of device memory,
- * one per block of a persistent grid. Rows are binned by the size their
+ * shared memory; a row too large for it is computed in column windows with a
+ * dense table each (spx__gemm_windowed) or, when its columns are too sparse
+ * for that, in a region of device memory, one per block of a persistent
+ * grid. Rows are binned by the size their
  * table needs (an upper bound for the symbolic phase, the exact count for
  * the numeric phase). C-compatible: .cu files include it inside extern "C". */
 #ifndef SPX_SPGEMM_CUDA_H
@@ -45,7 +47,9 @@ typedef struct spx_gemm_status {
 
 /* Row bins: 0 holds rows of size 0; 1..nsorted (numeric only) rows of few
  * products, sorted in registers; up to nshared rows whose table fits shared
- * memory; nshared + 1 the rest (tables in device memory). */
+ * memory; then the rows too large for it: spx__gemm_bin_window (computed in
+ * column windows, see spx__gemm_windowed) and spx__gemm_bin_global (tables
+ * in device memory). */
 #define SPX_GEMM_MAX_BINS 16 /* bin ids sort in 4 bits */
 
 /* Statistics the binning kernel gathers (unsigned long long each). */
@@ -107,7 +111,11 @@ typedef struct spx_gemm_bins {
     int group[SPX_GEMM_MAX_BINS];        /* threads per row: 8, 32 or 256 */
     uint32_t slots[SPX_GEMM_MAX_BINS];   /* table slots per row group (sorted bins: products) */
     int64_t num_smax;                    /* symbolic binning: the numeric phase's shared limit */
+    uint32_t window_slots;               /* slots of a window's table; 0: no windows */
 } spx_gemm_bins;
+
+static inline SPX_GEMM_HD int spx__gemm_bin_window(const spx_gemm_bins *b) { return b->nshared + 1; }
+static inline SPX_GEMM_HD int spx__gemm_bin_global(const spx_gemm_bins *b) { return b->nshared + 2; }
 
 /* One launch of the row kernels over the rows rows[lo[b]..hi[b]) of each bin. */
 typedef struct spx_gemm_launch {
@@ -126,13 +134,9 @@ typedef struct spx_gemm_launch {
 
 /* Table slots of a row of `size` entries: a hash table of at least twice
  * the size (64 at least, a power of two), or the row's column range when
- * that is no larger (a dense table). Tables in device memory (glob) are
- * dense up to SPX_GEMM_GLOB_DENSE times the hash size: sorting a large hash
- * row there costs far more than scanning a longer dense range, and the few
- * regions can afford the room. Never above 2^31: a row's range is below
- * 2^31. Monotone in size for a fixed range, so a bound on the size bounds
- * the slots. */
-#define SPX_GEMM_GLOB_DENSE 16
+ * that is no larger (a dense table). Never above 2^31: a row's range is
+ * below 2^31. Monotone in size for a fixed range, so a bound on the size
+ * bounds the slots. */
 static inline SPX_GEMM_HD int64_t spx__gemm_hash_slots(int64_t size)
 {
     int64_t s = 64;
@@ -140,11 +144,30 @@ static inline SPX_GEMM_HD int64_t spx__gemm_hash_slots(int64_t size)
         s <<= 1;
     return s;
 }
-static inline SPX_GEMM_HD int64_t spx__gemm_row_slots(int64_t size, int64_t range, int glob)
+static inline SPX_GEMM_HD int64_t spx__gemm_row_slots(int64_t size, int64_t range)
 {
     int64_t h = spx__gemm_hash_slots(size);
-    return range > 0 && range <= (glob ? SPX_GEMM_GLOB_DENSE : 1) * h ? range : h;
+    return range > 0 && range <= h ? range : h;
 }
+
+/* Whether a row too large for the shared-memory bins is computed in column
+ * windows, each with a dense table of window_slots in shared memory (the
+ * row's products cut to the window, its entries written window by window),
+ * rather than with a hash table in device memory: when its column span is
+ * at most SPX_GEMM_WINDOW_SPAN times the hash table its bound `cap` would
+ * need. Scanning a dense span costs far less than sorting a large hash row
+ * in device memory (R-MAT scale 16 squared, H200: 101 ms with hash tables
+ * there, 18.6 ms with dense ones), and shared memory spares the device
+ * memory traffic of clearing and scanning the span. Decided by cap in both
+ * phases, so that a row takes the same kind of table in both. */
+#define SPX_GEMM_WINDOW_SPAN 16
+static inline SPX_GEMM_HD int spx__gemm_windowed(int64_t cap, int64_t range)
+{
+    return range > 0 && range <= SPX_GEMM_WINDOW_SPAN * spx__gemm_hash_slots(cap);
+}
+/* Largest table of a window (fewer slots where the device's shared memory
+ * per block does not hold it). */
+#define SPX_GEMM_WINDOW_SLOTS 8192
 
 /* Whether a numeric row of `size` entries, `prod` products and a column span
  * of `range` is sorted (its bin then holds P = 64 or 128 products). every:

@@ -112,7 +112,8 @@ __global__ void __launch_bounds__(SPX_GEMM_BLOCK)
     if (threadIdx.x < SPX_GEMM_NSTATS)
         s[threadIdx.x] = 0;
     __syncthreads();
-    const int global = bins.nshared + 1, lane = threadIdx.x & 31;
+    const int window = spx__gemm_bin_window(&bins), global = spx__gemm_bin_global(&bins);
+    const int lane = threadIdx.x & 31;
     const int64_t stride = (int64_t)gridDim.x * blockDim.x;
     // whole warps iterate together so that the warp reductions see every lane
     for (int64_t i0 = (int64_t)blockIdx.x * blockDim.x + (threadIdx.x & ~31); i0 < d.m; i0 += stride) {
@@ -120,8 +121,10 @@ __global__ void __launch_bounds__(SPX_GEMM_BLOCK)
         const bool row = i < d.m;
         const int64_t sz = row ? size[i] : 0;
         int b = 0;
+        // rows too large for shared memory: windows or device memory (by cap in both phases)
+        const bool win = row && bins.window_slots && spx__gemm_windowed(d.cap[i], (int64_t)d.rhi[i] - d.rlo[i]);
         if (sz > 0) {
-            b = global;
+            b = win ? window : global;
             const int64_t pr = d.prod[i];
             const bool few = bins.nsorted > 0 &&
                              spx__gemm_sorted_row(sz, pr, (int64_t)d.rhi[i] - d.rlo[i], bins.sort_every);
@@ -145,13 +148,13 @@ __global__ void __launch_bounds__(SPX_GEMM_BLOCK)
             d.tot[i] = alen;
         } else if (row) {
             const unsigned long long slots =
-                (unsigned long long)spx__gemm_row_slots(sz, (int64_t)d.rhi[i] - d.rlo[i], 1);
+                (unsigned long long)spx__gemm_row_slots(sz, (int64_t)d.rhi[i] - d.rlo[i]);
             if (b == global)
                 sym_slots = slots;
-            if (sz > bins.num_smax)
+            if (sz > bins.num_smax && !win)
                 num_slots = slots;
         }
-        const unsigned num_rows = __ballot_sync(SPX_GEMM_FULL, row && sz > bins.num_smax);
+        const unsigned num_rows = __ballot_sync(SPX_GEMM_FULL, row && sz > bins.num_smax && !win);
         const int64_t pr = row ? d.prod[i] : 0;
         const unsigned few_rows = __ballot_sync(SPX_GEMM_FULL, pr > SPX_GEMM_SORT_MIN && pr <= SPX_GEMM_SORT_MAX);
         sym_slots = warp_max_u64(sym_slots);

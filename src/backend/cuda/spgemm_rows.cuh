@@ -26,6 +26,10 @@
 // and the row is written out, or merged with accum's row by binary searches
 // and group counts that give every entry its position.
 //
+// Rows too large for shared memory whose columns are dense enough are
+// computed in column windows (window_row): a dense table in shared memory
+// per window, the products cut to it, the entries written window by window.
+//
 // Numeric rows of 33 to 128 products may skip the table (sorted_row, see
 // spx__gemm_sorted_row): a warp lists their products as keys in registers,
 // sorts them with a bitonic network and reduces each column's run in k
@@ -640,20 +644,21 @@ template <bool GLOB> __device__ __forceinline__ int64_t count_below(const int32_
     return e;
 }
 
-// Row i of C from its product's entries key/val[0..kept) (sorted, distinct)
-// and accum's row [ab, ae): each entry written at its place, act and
-// changed recorded. Every thread of the group calls it.
+// Row i of C (or the part of it in one column window) from its product's
+// entries key/val[0..kept) (sorted, distinct) and accum's entries [ab, ae):
+// each entry written at its place from out0, changed recorded. Returns the
+// entries written. Every thread of the group calls it.
 template <class SR, int G, bool GLOB>
-__device__ void write_row(const spx_gemm_dev &d, int64_t i, const int32_t *key,
-                          const typename SR::T *val, int64_t kept,
-                          const stage<typename SR::T> &st, int64_t ab, int64_t ae)
+__device__ int64_t write_row(const spx_gemm_dev &d, int64_t i, const int32_t *key,
+                             const typename SR::T *val, int64_t kept,
+                             const stage<typename SR::T> &st, int64_t ab, int64_t ae, int64_t out0)
 {
     typedef typename SR::T T;
     typedef group<G> grp;
     const int r = grp::rank();
     const T ident = SR::identity();
     const T *Cv = (const T *)d.acc.val;
-    const int64_t alen = ae - ab, out0 = d.off[i] - d.base;
+    const int64_t alen = ae - ab;
     bool changed = false;
     int64_t before = 0; // matched pairs in earlier chunks
     if (alen == 0) { // no accum row: the sorted entries are the row
@@ -707,18 +712,18 @@ __device__ void write_row(const spx_gemm_dev &d, int64_t i, const int32_t *key,
             before += chunk;
         }
     }
-    if (d.act && r == 0)
-        d.act[i] = kept + alen - before;
     if (d.track_changed && grp::any(changed) && r == 0)
         d.status->changed = 1;
+    return kept + alen - before;
 }
 
-// Numeric output of row i once every product is in table t: compaction of
-// the occupied slots in slot order (identities dropped if asked), sorting
-// (hash tables), then write_row.
+// Numeric output of row i (or of its window) once every product is in
+// table t: compaction of the occupied slots in slot order (identities
+// dropped if asked), sorting (hash tables), then write_row; returns the
+// entries written.
 template <class SR, int G, bool GLOB>
-__device__ void emit_row(const spx_gemm_dev &d, int64_t i, const table<typename SR::T> &t,
-                         const stage<typename SR::T> &st, int64_t ab, int64_t ae)
+__device__ int64_t emit_row(const spx_gemm_dev &d, int64_t i, const table<typename SR::T> &t,
+                            const stage<typename SR::T> &st, int64_t ab, int64_t ae, int64_t out0)
 {
     typedef typename SR::T T;
     typedef group<G> grp;
@@ -766,7 +771,7 @@ __device__ void emit_row(const spx_gemm_dev &d, int64_t i, const table<typename 
             bitonic_sort<G, GLOB>(t.key, t.val, P);
         }
     }
-    write_row<SR, G, GLOB>(d, i, t.key, t.val, kept, st, ab, ae);
+    return write_row<SR, G, GLOB>(d, i, t.key, t.val, kept, st, ab, ae, out0);
 }
 
 // Ascending bitonic sort of 32 * R keys held R per lane, element lane * R + q
@@ -932,29 +937,26 @@ __device__ void sorted_row(const spx_gemm_dev &d, int64_t i, unsigned char *tmem
             d.status->changed = 1;
     } else {
         __syncwarp();
-        write_row<SR, 32, false>(d, i, out_key, val, kept, st, ab, ae);
+        const int64_t written = write_row<SR, 32, false>(d, i, out_key, val, kept, st, ab, ae,
+                                                         d.off[i] - d.base);
+        if (d.act && lane == 0)
+            d.act[i] = written;
     }
     __syncwarp(); // the row's memory is reused by the next row
 }
 
+// Row i's products with columns in [clo, chi) into table t (cleared here).
+// Returns the thread's claims of fresh hash slots. Every thread of the group
+// calls it.
 template <class SR, int G, bool NUM, bool ORD, bool GLOB>
-__device__ void gemm_row(const spx_gemm_dev &d, int64_t i, unsigned char *tmem,
-                         const stage<typename SR::T> &st)
+__device__ __forceinline__ int64_t fill_table(const spx_gemm_dev &d, int64_t i,
+                                              const table<typename SR::T> &t,
+                                              const stage<typename SR::T> &st, int32_t clo,
+                                              int32_t chi, int64_t mb, int64_t me)
 {
     typedef typename SR::T T;
     typedef group<G> grp;
     const int r = grp::rank();
-    int64_t mb, me;
-    int32_t lo, hi;
-    row_bounds(d, i, &mb, &me, &lo, &hi);
-
-    const int64_t size = NUM ? d.cnt[i] : d.cap[i];
-    const int32_t rlo = d.rlo[i];
-    const int64_t range = (int64_t)d.rhi[i] - rlo;
-    table<T> t = carve_table<T, NUM, ORD>(tmem, (uint32_t)spx__gemm_row_slots(size, range, GLOB));
-    t.dense = range > 0 && (int64_t)t.S == range;
-    t.lo = rlo;
-    t.shift = 32 - (31 - __clz((int)t.S)); // hash tables: S is a power of two >= 64
     for (uint32_t s = r; s < t.S; s += G) {
         t.key[s] = EMPTY;
         if (NUM && ORD) {
@@ -973,7 +975,7 @@ __device__ void gemm_row(const spx_gemm_dev &d, int64_t i, unsigned char *tmem,
     for (int64_t c0 = pa; c0 < pe; c0 += G) {
         const int64_t p = c0 + r;
         int64_t qb;
-        const int64_t len = cut_entry(d, p, pe, lo, hi, &qb);
+        const int64_t len = cut_entry(d, p, pe, clo, chi, &qb);
         const T av = NUM && Av && len > 0 ? Av[p] : T(1);
         int64_t total;
         const int64_t incl = group_scan<G>(len, &total, st.scratch);
@@ -1017,30 +1019,110 @@ __device__ void gemm_row(const spx_gemm_dev &d, int64_t i, unsigned char *tmem,
         grp::sync(); // the staging is rewritten by the next chunk
     }
     grp::sync();
+    return claimed;
+}
 
-    const int64_t ab = d.acc.ptr ? d.acc.ptr[i] : 0, ae = d.acc.ptr ? d.acc.ptr[i + 1] : 0;
-    if constexpr (NUM) {
-        emit_row<SR, G, GLOB>(d, i, t, st, ab, ae);
-    } else {
-        if (t.dense) { // count the marked slots
-            claimed = 0;
-            for (uint32_t x = r; x < t.S; x += G)
-                claimed += ld<GLOB>(t.key + x) != EMPTY;
-        }
-        const int64_t count = group_sum<G>((int32_t)claimed, st.scratch);
-        int64_t extras = 0;
-        if (ae > ab) {
-            int32_t extra = 0;
-            for (int64_t x = ab + r; x < ae; x += G)
-                extra += !holds<GLOB>(t, __ldg(d.acc.col + x));
-            extras = group_sum<G>(extra, st.scratch);
-        }
-        if (r == 0) {
-            d.cnt[i] = (int32_t)count;
-            d.tot[i] = count + extras;
-        }
+// Symbolic: the entries of table t (claimed: the thread's fresh hash claims)
+// and, added to *extras, accum's entries [xb, xe) it lacks.
+template <int G, bool GLOB, typename T>
+__device__ __forceinline__ int64_t count_table(const spx_gemm_dev &d, const table<T> &t,
+                                               const stage<T> &st, int64_t claimed, int64_t xb,
+                                               int64_t xe, int64_t *extras)
+{
+    const int r = group<G>::rank();
+    if (t.dense) { // count the marked slots
+        claimed = 0;
+        for (uint32_t x = r; x < t.S; x += G)
+            claimed += ld<GLOB>(t.key + x) != EMPTY;
     }
-    grp::sync(); // the table is cleared by the next row
+    const int64_t count = group_sum<G>((int32_t)claimed, st.scratch);
+    if (xe > xb) {
+        int32_t extra = 0;
+        for (int64_t x = xb + r; x < xe; x += G)
+            extra += !holds<GLOB>(t, __ldg(d.acc.col + x));
+        *extras += group_sum<G>(extra, st.scratch);
+    }
+    return count;
+}
+
+// Row i of C once its entries are written (numeric) or counted (symbolic).
+template <int G, bool NUM>
+__device__ __forceinline__ void finish_row(const spx_gemm_dev &d, int64_t i, int64_t done,
+                                           int64_t extras)
+{
+    if (group<G>::rank() != 0)
+        return;
+    if (NUM && d.act)
+        d.act[i] = done;
+    if (!NUM) {
+        d.cnt[i] = (int32_t)done;
+        d.tot[i] = done + extras;
+    }
+}
+
+// Row i of C with one table: in the group's shared memory, or in device
+// memory (GLOB).
+template <class SR, int G, bool NUM, bool ORD, bool GLOB>
+__device__ void gemm_row(const spx_gemm_dev &d, int64_t i, unsigned char *tmem,
+                         const stage<typename SR::T> &st)
+{
+    typedef typename SR::T T;
+    int64_t mb, me;
+    int32_t lo, hi;
+    row_bounds(d, i, &mb, &me, &lo, &hi);
+    const int64_t size = NUM ? d.cnt[i] : d.cap[i];
+    const int32_t rlo = d.rlo[i];
+    const int64_t range = (int64_t)d.rhi[i] - rlo;
+    table<T> t = carve_table<T, NUM, ORD>(tmem, (uint32_t)spx__gemm_row_slots(size, range));
+    t.dense = range > 0 && (int64_t)t.S == range;
+    t.lo = rlo;
+    t.shift = 32 - (31 - __clz((int)t.S)); // hash tables: S is a power of two >= 64
+    const int64_t claimed = fill_table<SR, G, NUM, ORD, GLOB>(d, i, t, st, lo, hi, mb, me);
+    // loaded only now: fewer registers live across the products
+    const int64_t ab = d.acc.ptr ? d.acc.ptr[i] : 0, ae = d.acc.ptr ? d.acc.ptr[i + 1] : 0;
+    int64_t done, extras = 0;
+    if constexpr (NUM)
+        done = emit_row<SR, G, GLOB>(d, i, t, st, ab, ae, d.off[i] - d.base);
+    else
+        done = count_table<G, GLOB>(d, t, st, claimed, ab, ae, &extras);
+    group<G>::sync(); // the table is cleared by the next row
+    finish_row<G, NUM>(d, i, done, extras);
+}
+
+// Row i of C in column windows (a block's row, see spx__gemm_windowed): the
+// row's column span is taken `window` slots at a time, each with a dense
+// table in the block's shared memory; the products are cut to the window
+// and its entries counted or written after those of the windows before it.
+// Accum's entries before the span go with the first window, those after it
+// with the last.
+template <class SR, bool NUM, bool ORD>
+__device__ void window_row(const spx_gemm_dev &d, int64_t i, unsigned char *tmem,
+                           const stage<typename SR::T> &st, uint32_t window)
+{
+    typedef typename SR::T T;
+    int64_t mb, me;
+    int32_t lo, hi;
+    row_bounds(d, i, &mb, &me, &lo, &hi);
+    const int64_t rlo = d.rlo[i], rhi = d.rhi[i];
+    const int64_t ab = d.acc.ptr ? d.acc.ptr[i] : 0, ae = d.acc.ptr ? d.acc.ptr[i + 1] : 0;
+    const int64_t out0 = NUM ? d.off[i] - d.base : 0;
+    int64_t done = 0, extras = 0, xb = ab;
+    for (int64_t wlo = rlo; wlo < rhi; wlo += window) {
+        const int64_t whi = rhi - wlo > (int64_t)window ? wlo + window : rhi;
+        table<T> t = carve_table<T, NUM, ORD>(tmem, (uint32_t)(whi - wlo));
+        t.dense = 1;
+        t.lo = (int32_t)wlo;
+        const int64_t claimed = fill_table<SR, SPX_GEMM_BLOCK, NUM, ORD, false>(
+            d, i, t, st, wlo > lo ? (int32_t)wlo : lo, whi < hi ? (int32_t)whi : hi, mb, me);
+        const int64_t xe = whi == rhi ? ae : lower_bound(d.acc.col, xb, ae, (int32_t)whi);
+        if constexpr (NUM)
+            done += emit_row<SR, SPX_GEMM_BLOCK, false>(d, i, t, st, xb, xe, out0 + done);
+        else
+            done += count_table<SPX_GEMM_BLOCK, false>(d, t, st, claimed, xb, xe, &extras);
+        __syncthreads(); // the table is cleared by the next window or row
+        xb = xe;
+    }
+    finish_row<SPX_GEMM_BLOCK, NUM>(d, i, done, extras);
 }
 
 // The rows of one launch: consecutive bins of the same group size, each a
@@ -1052,6 +1134,7 @@ struct row_segments {
     int64_t first_block[SPX_GEMM_MAX_BINS + 1];
     int64_t begin[SPX_GEMM_MAX_BINS], count[SPX_GEMM_MAX_BINS]; // rows[begin .. begin + count)
     uint32_t slots[SPX_GEMM_MAX_BINS];                          // 0: tables in device memory
+    uint32_t window; // the window bin's launch: its rows' window slots
 };
 
 // The sorted bins' rows (sorted_row: 64 or 128 products), a warp per row; a
@@ -1083,9 +1166,10 @@ __global__ void __launch_bounds__(SPX_GEMM_BLOCK)
 }
 
 // 256 / G groups per block; a table in the group's shared memory (sized for
-// the segment's slots), or in the block's region of device memory (GLOB:
-// one segment, a persistent grid of at most one block per region).
-template <class SR, int G, bool NUM, bool ORD, bool GLOB>
+// the segment's slots; WIN: the window bin, rows in windows), or in the
+// block's region of device memory (GLOB: one segment, a persistent grid of at
+// most one block per region).
+template <class SR, int G, bool NUM, bool ORD, bool GLOB, bool WIN = false>
 __global__ void __launch_bounds__(SPX_GEMM_BLOCK)
     rows_kernel(const spx_gemm_dev d, const int32_t *__restrict__ rows, const row_segments seg,
                 unsigned char *regions, int64_t region_bytes)
@@ -1106,14 +1190,17 @@ __global__ void __launch_bounds__(SPX_GEMM_BLOCK)
     const int64_t blocks = seg.first_block[s + 1] - seg.first_block[s];
     for (int64_t x = ((int64_t)blockIdx.x - seg.first_block[s]) * GROUPS + g; x < seg.count[s];
          x += blocks * GROUPS)
-        gemm_row<SR, G, NUM, ORD, GLOB>(d, list[x], tmem, st);
+        if constexpr (WIN)
+            window_row<SR, NUM, ORD>(d, list[x], tmem, st, seg.window);
+        else
+            gemm_row<SR, G, NUM, ORD, GLOB>(d, list[x], tmem, st);
 }
 
 // ---- launching -------------------------------------------------------------------------
 
 // Bins [b0, b1) in one launch (the same group size; GLOB: the last bin;
-// SORTED: sorted bins, sorted_kernel).
-template <class SR, int G, bool NUM, bool ORD, bool GLOB, bool SORTED = false>
+// SORTED: sorted bins, sorted_kernel; WIN: the window bin).
+template <class SR, int G, bool NUM, bool ORD, bool GLOB, bool SORTED = false, bool WIN = false>
 cudaError_t launch_bins(const spx_gemm_dev *d, const spx_gemm_launch *L, int b0, int b1)
 {
     constexpr int GROUPS = SPX_GEMM_BLOCK / G;
@@ -1134,6 +1221,7 @@ cudaError_t launch_bins(const spx_gemm_dev *d, const spx_gemm_launch *L, int b0,
         seg.n++;
     }
     seg.first_block[seg.n] = blocks;
+    seg.window = L->bins.window_slots;
     if (blocks == 0)
         return cudaSuccess;
     if (blocks > INT_MAX)
@@ -1143,7 +1231,7 @@ cudaError_t launch_bins(const spx_gemm_dev *d, const spx_gemm_launch *L, int b0,
         sorted_kernel<SR><<<(unsigned)blocks, SPX_GEMM_BLOCK, (size_t)smem, L->stream>>>(*d, L->rows, seg);
         return cudaGetLastError();
     }
-    auto kernel = rows_kernel<SR, G, NUM, ORD, GLOB>;
+    auto kernel = rows_kernel<SR, G, NUM, ORD, GLOB, WIN>;
     if (smem > 48 * 1024) {
         cudaError_t e = cudaFuncSetAttribute(kernel, cudaFuncAttributeMaxDynamicSharedMemorySize, (int)smem);
         if (e != cudaSuccess)
@@ -1154,13 +1242,14 @@ cudaError_t launch_bins(const spx_gemm_dev *d, const spx_gemm_launch *L, int b0,
     return cudaGetLastError();
 }
 
-// Every bin 1..nshared + 1 of the launch with semiring SR: the sorted bins,
-// the table bins of 8 lanes, of a warp, then each block bin, then the rows
-// with tables in device memory.
+// Every bin of the launch but 0 with semiring SR: the sorted bins, the table
+// bins of 8 lanes, of a warp, then each block bin, the rows in windows, then
+// the rows with tables in device memory.
 template <class SR, bool NUM, bool ORD>
 cudaError_t launch_rows(const spx_gemm_dev *d, const spx_gemm_launch *L)
 {
     const int last = L->bins.nshared + 1, first = L->bins.nsorted + 1;
+    const int window = spx__gemm_bin_window(&L->bins), global = spx__gemm_bin_global(&L->bins);
     cudaError_t e = cudaSuccess;
     if constexpr (NUM) // symbolic binning has no sorted bins
         e = launch_bins<SR, 32, NUM, ORD, false, true>(d, L, 1, first);
@@ -1177,8 +1266,10 @@ cudaError_t launch_rows(const spx_gemm_dev *d, const spx_gemm_launch *L)
         else
             e = launch_bins<SR, SPX_GEMM_BLOCK, NUM, ORD, false>(d, L, b, end);
     }
+    if (e == cudaSuccess && L->bins.window_slots)
+        e = launch_bins<SR, SPX_GEMM_BLOCK, NUM, ORD, false, false, true>(d, L, window, window + 1);
     if (e == cudaSuccess)
-        e = launch_bins<SR, SPX_GEMM_BLOCK, NUM, ORD, true>(d, L, last, last + 1);
+        e = launch_bins<SR, SPX_GEMM_BLOCK, NUM, ORD, true>(d, L, global, global + 1);
     return e;
 }
 
