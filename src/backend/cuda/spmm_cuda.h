@@ -135,8 +135,17 @@ typedef struct spx_cuda_densified {
     int64_t ld;     /* elements per row (k rounded up to 16 bytes) */
     void *vals;
 } spx_cuda_densified;
-/* Columns of B per flag of the dense path's copy of B. */
+/* Elements of a row of `cols` values of type t, rounded up so that rows
+ * start on 16 bytes. */
+static inline int64_t spx__cuda_row16(int64_t cols, spx_dtype t)
+{
+    const int64_t v = 16 / (int64_t)spx_dtype_size(t);
+    return (cols + v - 1) / v * v;
+}
+/* Columns of B per flag of the dense path's copy of B, and the flags a row
+ * of n columns has. */
 #define SPX_DENSE_CHUNK 256
+static inline int64_t spx__cuda_dense_chunks(int64_t n) { return (n + SPX_DENSE_CHUNK - 1) / SPX_DENSE_CHUNK; }
 /* out (m x ld, zeroed here) = op(A) from its CSR with values of dtype. */
 cudaError_t spx__cuda_dense_fill(const spx_cuda_csr *A, spx_dtype dtype, spx_dtype gemm, void *out, int64_t ld,
                                  cudaStream_t stream);

@@ -18,7 +18,6 @@ namespace {
 const int BLOCK = 256;
 const int WARPS = BLOCK / 32;
 
-template <typename D> __device__ __forceinline__ D convert(typename acc_of<D>::type x) { return from_acc<D>(x); }
 template <typename D, typename S> __device__ __forceinline__ D convert_from(S x)
 {
     return from_acc<D>((typename acc_of<D>::type)to_acc(x));
@@ -32,7 +31,7 @@ __global__ void __launch_bounds__(BLOCK) fill_kernel(const int64_t *__restrict__
 {
     for (int64_t i = blockIdx.x; i < m; i += gridDim.x)
         for (int64_t p = rowptr[i] + threadIdx.x; p < rowptr[i + 1]; p += BLOCK)
-            out[i * ld + colidx[p]] = vals ? convert_from<D>(vals[p]) : convert<D>(1);
+            out[i * ld + colidx[p]] = vals ? convert_from<D>(vals[p]) : from_acc<D>(1);
 }
 
 // One warp per (row of B, chunk of SPX_DENSE_CHUNK columns): copy (as D, or
@@ -55,9 +54,9 @@ __global__ void __launch_bounds__(BLOCK) take_b_kernel(const T *__restrict__ B, 
                 const bool fin = finite(convert_from<D>(x));
                 any |= !fin;
                 if constexpr (AS_D)
-                    ((D *)out_)[r * ldo + j] = fin ? convert_from<D>(x) : convert<D>(0);
+                    ((D *)out_)[r * ldo + j] = fin ? convert_from<D>(x) : from_acc<D>(0);
                 else
-                    ((T *)out_)[r * ldo + j] = fin ? x : convert<T>(0);
+                    ((T *)out_)[r * ldo + j] = fin ? x : from_acc<T>(0);
             }
         }
         any = __any_sync(SPX_FULL_MASK, any);
@@ -137,7 +136,7 @@ extern "C" cudaError_t spx__cuda_dense_fill(const spx_cuda_csr *A, spx_dtype dty
 extern "C" cudaError_t spx__cuda_dense_take_b(const spx_cuda_dense_args *d, int64_t k, spx_dtype gemm,
                                               int as_gemm, void *out, int64_t ldo, int32_t *bad)
 {
-    const int64_t chunks = (d->n + SPX_DENSE_CHUNK - 1) / SPX_DENSE_CHUNK;
+    const int64_t chunks = spx__cuda_dense_chunks(d->n);
     if (k == 0 || d->n == 0)
         return cudaSuccess;
     const unsigned grid = (unsigned)grid_for(k * chunks);
@@ -154,7 +153,7 @@ extern "C" cudaError_t spx__cuda_dense_take_b(const spx_cuda_dense_args *d, int6
 extern "C" cudaError_t spx__cuda_dense_add_nonfinite(const spx_cuda_csr *At, spx_dtype gemm, const int32_t *bad,
                                                      const spx_cuda_dense_args *d)
 {
-    const int64_t k = At->rows, chunks = (d->n + SPX_DENSE_CHUNK - 1) / SPX_DENSE_CHUNK;
+    const int64_t k = At->rows, chunks = spx__cuda_dense_chunks(d->n);
     if (k == 0 || d->n == 0)
         return cudaSuccess;
 #define ADD(T, D)                                                                                        \

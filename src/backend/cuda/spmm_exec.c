@@ -49,8 +49,7 @@ static spx_status run_on_finite_b(spx_ctx *ctx, const cuda_plan *P, const spx_cu
 {
     const bool dense = P->alg == SPX_SPMM_DENSE;
     const spx_dtype t = spx__plan_operand_type(P), copy = dense ? t : P->dtype;
-    const int64_t per16 = 16 / (int64_t)spx_dtype_size(copy), ldo = (P->n + per16 - 1) / per16 * per16;
-    const int64_t chunks = (P->n + SPX_DENSE_CHUNK - 1) / SPX_DENSE_CHUNK;
+    const int64_t ldo = spx__cuda_row16(P->n, copy), chunks = spx__cuda_dense_chunks(P->n);
     if (P->m == 0 || P->n == 0)
         return SPX_OK;
     if (P->k == 0)

@@ -328,11 +328,7 @@ spx_dtype spx__plan_operand_type(const cuda_plan *P)
     return P->dtype;
 }
 
-static int64_t dense_ld(const cuda_plan *P)
-{
-    int64_t v = 16 / (int64_t)spx_dtype_size(spx__plan_operand_type(P)); /* rows start on 16 bytes */
-    return (P->k + v - 1) / v * v;
-}
+static int64_t dense_ld(const cuda_plan *P) { return spx__cuda_row16(P->k, spx__plan_operand_type(P)); }
 
 int64_t spx__plan_dense_bytes(const cuda_plan *P)
 {
