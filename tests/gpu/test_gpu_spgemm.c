@@ -18,11 +18,13 @@
 
 #define SR(k) spx_semiring_builtin(SPX_SEMIRING_##k)
 
-/* Every built-in (semiring, value type) pair, from docs/SEMIRINGS.md. */
-static const struct {
+typedef struct {
     spx_semiring_kind kind;
     spx_dtype type;
-} pairs[] = {
+} sr_pair;
+
+/* Every built-in (semiring, value type) pair, from docs/SEMIRINGS.md. */
+static const sr_pair pairs[] = {
     {SPX_SEMIRING_PLUS_TIMES, SPX_F32}, {SPX_SEMIRING_PLUS_TIMES, SPX_F64},
     {SPX_SEMIRING_PLUS_TIMES, SPX_I32}, {SPX_SEMIRING_PLUS_TIMES, SPX_I64},
     {SPX_SEMIRING_MIN_PLUS, SPX_F32},   {SPX_SEMIRING_MIN_PLUS, SPX_F64},
@@ -267,13 +269,11 @@ static void test_window_rows(void)
      * too large for shared memory in both phases and dense enough for
      * windows (four); accum holds entries before, in and after that span, a
      * mask matrix cuts it on both sides */
-    static const struct {
-        spx_semiring_kind kind;
-        spx_dtype type;
-    } cases[] = {{SPX_SEMIRING_PLUS_TIMES, SPX_F32}, {SPX_SEMIRING_PLUS_TIMES, SPX_F64},
-                 {SPX_SEMIRING_PLUS_TIMES, SPX_I32}, {SPX_SEMIRING_MIN_PLUS, SPX_F32},
-                 {SPX_SEMIRING_MAX_TIMES, SPX_I64},  {SPX_SEMIRING_OR_AND, SPX_BOOL},
-                 {SPX_SEMIRING_PLUS_PAIR, SPX_I64},  {SPX_SEMIRING_AVOS, SPX_I64}};
+    static const sr_pair cases[] = {
+        {SPX_SEMIRING_PLUS_TIMES, SPX_F32}, {SPX_SEMIRING_PLUS_TIMES, SPX_F64},
+        {SPX_SEMIRING_PLUS_TIMES, SPX_I32}, {SPX_SEMIRING_MIN_PLUS, SPX_F32},
+        {SPX_SEMIRING_MAX_TIMES, SPX_I64}, {SPX_SEMIRING_OR_AND, SPX_BOOL},
+        {SPX_SEMIRING_PLUS_PAIR, SPX_I64}, {SPX_SEMIRING_AVOS, SPX_I64}};
     const int64_t pad = 3000, span = 30000, n = span + 2 * pad, rows = pick(40, 12);
     dmat Mp = dm_new(rows, n, SPX_PATTERN);
     for (int64_t i = 0; i < rows; i++)
@@ -324,13 +324,11 @@ static void test_sorted_rows(void)
      * columns a row's span is too wide for the sort keys and the row takes
      * a table (skipped in quick runs: the ref backend's accumulator has a
      * slot per column) */
-    static const struct {
-        spx_semiring_kind kind;
-        spx_dtype type;
-    } cases[] = {{SPX_SEMIRING_PLUS_TIMES, SPX_F32}, {SPX_SEMIRING_PLUS_TIMES, SPX_F64},
-                 {SPX_SEMIRING_PLUS_TIMES, SPX_I32}, {SPX_SEMIRING_MIN_PLUS, SPX_F64},
-                 {SPX_SEMIRING_MAX_TIMES, SPX_F32},  {SPX_SEMIRING_PLUS_PAIR, SPX_I64},
-                 {SPX_SEMIRING_AVOS, SPX_I64}};
+    static const sr_pair cases[] = {
+        {SPX_SEMIRING_PLUS_TIMES, SPX_F32}, {SPX_SEMIRING_PLUS_TIMES, SPX_F64},
+        {SPX_SEMIRING_PLUS_TIMES, SPX_I32}, {SPX_SEMIRING_MIN_PLUS, SPX_F64},
+        {SPX_SEMIRING_MAX_TIMES, SPX_F32}, {SPX_SEMIRING_PLUS_PAIR, SPX_I64},
+        {SPX_SEMIRING_AVOS, SPX_I64}};
     const int64_t spans[] = {60, 5000, (1 << 25) + (1 << 23)};
     for (int s = 0; s < (g_quick ? 2 : 3); s++)
         for (size_t c = 0; c < sizeof cases / sizeof cases[0]; c++) {
@@ -364,11 +362,9 @@ static void test_short_rows(void)
      * 2^17 rows or more, averaging at most 8 entries and none over 32: 2D and
      * 3D Laplacians (25 and 49 products a row, tables in both phases) and a
      * uniform matrix at 4 a row (random values and columns) */
-    static const struct {
-        spx_semiring_kind kind;
-        spx_dtype type;
-    } cases[] = {{SPX_SEMIRING_PLUS_TIMES, SPX_F32}, {SPX_SEMIRING_PLUS_TIMES, SPX_I32},
-                 {SPX_SEMIRING_MIN_PLUS, SPX_F64},   {SPX_SEMIRING_PLUS_PAIR, SPX_I64}};
+    static const sr_pair cases[] = {
+        {SPX_SEMIRING_PLUS_TIMES, SPX_F32}, {SPX_SEMIRING_PLUS_TIMES, SPX_I32},
+        {SPX_SEMIRING_MIN_PLUS, SPX_F64}, {SPX_SEMIRING_PLUS_PAIR, SPX_I64}};
     for (int f = 0; f < 3; f++)
         for (size_t c = 0; c < (g_quick ? 1 : sizeof cases / sizeof cases[0]); c++) {
             spx_dtype t = cases[c].type;
