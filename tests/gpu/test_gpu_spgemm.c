@@ -261,6 +261,21 @@ static void test_big_rows(void)
     spx_matrix_destroy(A);
 }
 
+/* Deterministic options with accum, variant v of 4: drop_identity when v is
+ * odd; the mask `plain` for v < 2, else the matrix M, complemented for v 3. */
+static spx_spgemm_options accum_variant(int v, const spx_matrix *acc, spx_mask_kind plain,
+                                        const spx_matrix *M)
+{
+    spx_spgemm_options o = {0};
+    o.accum = acc;
+    o.drop_identity = v & 1;
+    o.mask.kind = v & 2 ? SPX_MASK_MATRIX : plain;
+    o.mask.M = v & 2 ? M : NULL;
+    o.mask.complement = v == 3;
+    o.mode = SPX_SPGEMM_DETERMINISTIC;
+    return o;
+}
+
 /* ---- rows computed in column windows ---- */
 
 static void test_window_rows(void)
@@ -295,12 +310,7 @@ static void test_window_rows(void)
         spx_spgemm_options o = {0};
         check_modes(what, k, t, A, B, o);
         for (int variant = 0; variant < 4; variant++) {
-            o.accum = Acc;
-            o.drop_identity = variant & 1;
-            o.mask.kind = variant & 2 ? SPX_MASK_MATRIX : SPX_MASK_NONE;
-            o.mask.M = variant & 2 ? M : NULL;
-            o.mask.complement = variant == 3;
-            o.mode = SPX_SPGEMM_DETERMINISTIC;
+            o = accum_variant(variant, Acc, SPX_MASK_NONE, M);
             snprintf(what, sizeof what, "window rows, %s over %s, accum%s, mask %s",
                      spx_semiring_name(k), spx_dtype_name(t), o.drop_identity ? ", drop" : "",
                      variant < 2 ? "none" : variant == 2 ? "matrix" : "complemented matrix");
@@ -496,13 +506,7 @@ static void test_accum_drop(void)
         spx_matrix *Acc = random_matrix(120, 140, 0.1, ct, dist, SPX_CSR, SPX_INDEX_I32);
         spx_matrix *M = random_matrix(120, 140, 0.5, SPX_PATTERN, VAL_BOOL, SPX_CSR, SPX_INDEX_I32);
         for (int variant = 0; variant < 4; variant++) {
-            spx_spgemm_options o = {0};
-            o.accum = Acc;
-            o.drop_identity = variant & 1;
-            o.mask.kind = variant & 2 ? SPX_MASK_MATRIX : SPX_MASK_UPPER;
-            o.mask.M = variant & 2 ? M : NULL;
-            o.mask.complement = variant == 3;
-            o.mode = SPX_SPGEMM_DETERMINISTIC;
+            spx_spgemm_options o = accum_variant(variant, Acc, SPX_MASK_UPPER, M);
             char what[200];
             snprintf(what, sizeof what, "%s over %s, accum%s, variant %d", spx_semiring_name(k),
                      spx_dtype_name(ct), o.drop_identity ? ", drop" : "", variant);
