@@ -178,8 +178,8 @@ static void test_shapes(void)
 /* ---- rows whose tables need device memory, and dense tables ---- */
 
 /* rows x (n + 2 pad): the first `big` rows hold every one of the k rows of
- * B, which hold `per` random columns each in [pad, pad + n); the other rows
- * hold a few entries. */
+ * B, which hold `per` random columns each in [pad, pad + n) (integer values
+ * -1 to 2: some products are 0); the other rows hold a few entries. */
 static void big_rows_operands(int64_t rows, int64_t big, int64_t k, int64_t per, int64_t n,
                               int64_t pad, spx_dtype t, spx_matrix **A, spx_matrix **B)
 {
@@ -202,7 +202,7 @@ static void big_rows_operands(int64_t rows, int64_t big, int64_t k, int64_t per,
             int64_t e = r * per + q;
             ((int32_t *)ar.row_indices)[e] = (int32_t)r;
             ((int32_t *)ar.indices)[e] = (int32_t)(pad + t_below(&g_rng, n));
-            t_store(ar.values, t, e, (tval){1 + t_below(&g_rng, 4), 2 * t_unit(&g_rng) - 1});
+            t_store(ar.values, t, e, (tval){t_below(&g_rng, 4) - 1, 2 * t_unit(&g_rng) - 1});
         }
     CHECK_OK(g_ref, spx_matrix_canonicalize(g_ref, coo, SPX_DUP_LAST, B));
     spx_matrix_destroy(coo);
@@ -216,7 +216,8 @@ static void test_big_rows(void)
 {
     /* 20000 products per big row: tables beyond shared memory in both phases;
      * columns over 4M (hashed in device memory: the span is over 16x the
-     * hash size), 1M (about 120 column windows) or 30000 (four) */
+     * hash size), 1M (hashed too: each of ~120 column windows would read the
+     * row of A again, more than its products) or 30000 (four windows) */
     static const int64_t spans[] = {4000000, 1000000, 30000};
     for (int s = 0; s < 3; s++) {
         spx_matrix *A = NULL, *B = NULL;
@@ -281,9 +282,12 @@ static spx_spgemm_options accum_variant(int v, const spx_matrix *acc, spx_mask_k
 static void test_window_rows(void)
 {
     /* rows of 20000 products over the columns [pad, pad + 30000) of 36000:
-     * too large for shared memory in both phases and dense enough for
-     * windows (four); accum holds entries before, in and after that span, a
-     * mask matrix cuts it on both sides */
+     * too large for shared memory in both phases (bool: the symbolic one;
+     * its numeric tables fit) and dense enough for windows (four); accum
+     * holds entries before, in and after that span; a mask matrix (3/4 of
+     * 26000 columns) cuts it on both sides and leaves rows large enough for
+     * windows in both phases; integer products of 0 give drop_identity
+     * entries to drop */
     static const sr_pair cases[] = {
         {SPX_SEMIRING_PLUS_TIMES, SPX_F32}, {SPX_SEMIRING_PLUS_TIMES, SPX_F64},
         {SPX_SEMIRING_PLUS_TIMES, SPX_I32}, {SPX_SEMIRING_MIN_PLUS, SPX_F32},
@@ -292,8 +296,8 @@ static void test_window_rows(void)
     const int64_t pad = 3000, span = 30000, n = span + 2 * pad, rows = pick(40, 12);
     dmat Mp = dm_new(rows, n, SPX_PATTERN);
     for (int64_t i = 0; i < rows; i++)
-        for (int64_t j = pad + 5000 + i; j < pad + 22000; j++)
-            DIN(&Mp, i, j) = t_below(&g_rng, 2);
+        for (int64_t j = pad + 2000 + i; j < pad + 28000; j++)
+            DIN(&Mp, i, j) = t_below(&g_rng, 4) != 0;
     spx_matrix *M = dm_to_spx(g_ref, &Mp, SPX_CSR, SPX_INDEX_I32, &g_rng);
     dm_free(&Mp);
     for (size_t c = 0; c < sizeof cases / sizeof cases[0]; c++) {

@@ -151,19 +151,24 @@ static inline SPX_GEMM_HD int64_t spx__gemm_row_slots(int64_t size, int64_t rang
 }
 
 /* Whether a row too large for the shared-memory bins is computed in column
- * windows, each with a dense table of window_slots in shared memory (the
+ * windows of `window` slots, each with a dense table in shared memory (the
  * row's products cut to the window, its entries written window by window),
  * rather than with a hash table in device memory: when its column span is
  * at most SPX_GEMM_WINDOW_SPAN times the hash table its bound `cap` would
- * need. Scanning a dense span costs far less than sorting a large hash row
- * in device memory (R-MAT scale 16 squared, H200: 101 ms with hash tables
- * there, 18.6 ms with dense ones), and shared memory spares the device
- * memory traffic of clearing and scanning the span. Decided by cap in both
- * phases, so that a row takes the same kind of table in both. */
+ * need, and reading its `alen` entries of A once per window costs no more
+ * than its `prod` products (else a long row of A over short rows of B
+ * would cost windows x alen). Scanning a dense span costs far less than
+ * sorting a large hash row in device memory (R-MAT scale 16 squared, H200:
+ * 101 ms with hash tables there, 18.6 ms with dense ones), and shared
+ * memory spares the device memory traffic of clearing and scanning the
+ * span. Decided by the same quantities in both phases, so that a row takes
+ * the same kind of table in both. */
 #define SPX_GEMM_WINDOW_SPAN 16
-static inline SPX_GEMM_HD int spx__gemm_windowed(int64_t cap, int64_t range)
+static inline SPX_GEMM_HD int spx__gemm_windowed(int64_t cap, int64_t range, int64_t prod,
+                                                 int64_t alen, int64_t window)
 {
-    return range > 0 && range <= SPX_GEMM_WINDOW_SPAN * spx__gemm_hash_slots(cap);
+    return window > 0 && range > 0 && range <= SPX_GEMM_WINDOW_SPAN * spx__gemm_hash_slots(cap) &&
+           (range + window - 1) / window * alen <= prod;
 }
 /* Largest table of a window (fewer slots where the device's shared memory
  * per block does not hold it). */

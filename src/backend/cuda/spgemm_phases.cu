@@ -122,7 +122,8 @@ __global__ void __launch_bounds__(SPX_GEMM_BLOCK)
         const int64_t sz = row ? size[i] : 0;
         int b = 0;
         // rows too large for shared memory: windows or device memory (by cap in both phases)
-        const bool win = row && bins.window_slots && spx__gemm_windowed(d.cap[i], (int64_t)d.rhi[i] - d.rlo[i]);
+        const bool win = row && spx__gemm_windowed(d.cap[i], (int64_t)d.rhi[i] - d.rlo[i], d.prod[i],
+                                                   d.A.ptr[i + 1] - d.A.ptr[i], bins.window_slots);
         if (sz > 0) {
             b = win ? window : global;
             const int64_t pr = d.prod[i];

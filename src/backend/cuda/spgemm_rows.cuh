@@ -1222,6 +1222,8 @@ cudaError_t launch_bins(const spx_gemm_dev *d, const spx_gemm_launch *L, int b0,
     }
     seg.first_block[seg.n] = blocks;
     seg.window = L->bins.window_slots;
+    if (GLOB && seg.n > 0 && L->nregions <= 0) // rows in device memory, no region planned: a bug
+        return cudaErrorInvalidConfiguration;
     if (blocks == 0)
         return cudaSuccess;
     if (blocks > INT_MAX)
