@@ -2,8 +2,9 @@
  * every built-in semiring and value type, mask kind and complement, in
  * deterministic mode (bit for bit) and fast mode (within a bound); hard
  * shapes; rows whose tables need device memory or that fit a dense table
- * in shared memory; rows computed in column windows (with accum, drop,
- * masks); rows sorted in registers; tables of 8
+ * in shared memory; rows computed in column windows and block rows ranked
+ * by a bitmap of their span (with accum, drop, masks); rows sorted in
+ * registers; tables of 8
  * lanes; real matrices;
  * operands in device memory; accumulate and drop_identity; memory budgets
  * that force chunks; the avos closure of a generated pedigree; overflow
@@ -277,46 +278,40 @@ static spx_spgemm_options accum_variant(int v, const spx_matrix *acc, spx_mask_k
     return o;
 }
 
-/* ---- rows computed in column windows ---- */
+/* ---- large rows: column windows, ranked rows ---- */
 
-static void test_window_rows(void)
+/* For each of eight semiring/type pairs: rows x (span + 2 pad) products from
+ * big_rows_operands (k rows of B of `per` columns each), alone and with
+ * accum (entries before, in and after the span), drop_identity (integer
+ * products of 0 give identities to drop), the mask matrix M and its
+ * complement; deterministic and fast mode. */
+static void large_row_cases(const char *label, int64_t rows, int64_t k, int64_t per, int64_t span,
+                            int64_t pad, const spx_matrix *M)
 {
-    /* rows of 20000 products over the columns [pad, pad + 30000) of 36000:
-     * too large for shared memory in both phases (bool: the symbolic one;
-     * its numeric tables fit) and dense enough for windows (four); accum
-     * holds entries before, in and after that span; a mask matrix (3/4 of
-     * 26000 columns) cuts it on both sides and leaves rows large enough for
-     * windows in both phases; integer products of 0 give drop_identity
-     * entries to drop */
     static const sr_pair cases[] = {
         {SPX_SEMIRING_PLUS_TIMES, SPX_F32}, {SPX_SEMIRING_PLUS_TIMES, SPX_F64},
         {SPX_SEMIRING_PLUS_TIMES, SPX_I32}, {SPX_SEMIRING_MIN_PLUS, SPX_F32},
         {SPX_SEMIRING_MAX_TIMES, SPX_I64}, {SPX_SEMIRING_OR_AND, SPX_BOOL},
         {SPX_SEMIRING_PLUS_PAIR, SPX_I64}, {SPX_SEMIRING_AVOS, SPX_I64}};
-    const int64_t pad = 3000, span = 30000, n = span + 2 * pad, rows = pick(40, 12);
-    dmat Mp = dm_new(rows, n, SPX_PATTERN);
-    for (int64_t i = 0; i < rows; i++)
-        for (int64_t j = pad + 2000 + i; j < pad + 28000; j++)
-            DIN(&Mp, i, j) = t_below(&g_rng, 4) != 0;
-    spx_matrix *M = dm_to_spx(g_ref, &Mp, SPX_CSR, SPX_INDEX_I32, &g_rng);
-    dm_free(&Mp);
+    const int64_t n = span + 2 * pad;
     for (size_t c = 0; c < sizeof cases / sizeof cases[0]; c++) {
-        const spx_semiring_kind k = cases[c].kind;
+        const spx_semiring_kind kind = cases[c].kind;
         const spx_dtype t = cases[c].type;
-        spx_semiring sr = spx_semiring_builtin(k);
+        spx_semiring sr = spx_semiring_builtin(kind);
         spx_matrix *A = NULL, *B = NULL;
-        big_rows_operands(rows, pick(6, 3), 200, 100, span, pad, t, &A, &B);
-        spx_matrix *Acc = random_matrix(rows, n, 0.02, t, k == SPX_SEMIRING_AVOS ? VAL_AVOS : VAL_SMALL_INT,
+        big_rows_operands(rows, pick(6, 3), k, per, span, pad, t, &A, &B);
+        spx_matrix *Acc = random_matrix(rows, n, 0.02, t,
+                                        kind == SPX_SEMIRING_AVOS ? VAL_AVOS : VAL_SMALL_INT,
                                         SPX_CSR, SPX_INDEX_I32);
-        char what[200];
-        snprintf(what, sizeof what, "window rows, %s over %s", spx_semiring_name(k),
+        char what[240];
+        snprintf(what, sizeof what, "%s, %s over %s", label, spx_semiring_name(kind),
                  spx_dtype_name(t));
         spx_spgemm_options o = {0};
-        check_modes(what, k, t, A, B, o);
+        check_modes(what, kind, t, A, B, o);
         for (int variant = 0; variant < 4; variant++) {
             o = accum_variant(variant, Acc, SPX_MASK_NONE, M);
-            snprintf(what, sizeof what, "window rows, %s over %s, accum%s, mask %s",
-                     spx_semiring_name(k), spx_dtype_name(t), o.drop_identity ? ", drop" : "",
+            snprintf(what, sizeof what, "%s, %s over %s, accum%s, mask %s", label,
+                     spx_semiring_name(kind), spx_dtype_name(t), o.drop_identity ? ", drop" : "",
                      variant < 2 ? "none" : variant == 2 ? "matrix" : "complemented matrix");
             spx_matrix_destroy(both(what, &sr, A, B, &o, NULL, NULL, NULL, CMP_BITS, NULL));
         }
@@ -324,7 +319,45 @@ static void test_window_rows(void)
         spx_matrix_destroy(B);
         spx_matrix_destroy(Acc);
     }
+}
+
+static void test_window_rows(void)
+{
+    /* rows of 20000 products over the columns [pad, pad + 30000) of 36000:
+     * too large for shared memory in both phases (bool: the symbolic one;
+     * its numeric tables fit) and dense enough for windows (four); the mask
+     * matrix (3/4 of 26000 columns) cuts the span on both sides and leaves
+     * rows large enough for windows in both phases */
+    const int64_t pad = 3000, span = 30000, n = span + 2 * pad, rows = pick(40, 12);
+    dmat Mp = dm_new(rows, n, SPX_PATTERN);
+    for (int64_t i = 0; i < rows; i++)
+        for (int64_t j = pad + 2000 + i; j < pad + 28000; j++)
+            DIN(&Mp, i, j) = t_below(&g_rng, 4) != 0;
+    spx_matrix *M = dm_to_spx(g_ref, &Mp, SPX_CSR, SPX_INDEX_I32, &g_rng);
+    dm_free(&Mp);
+    large_row_cases("window rows", rows, 200, 100, span, pad, M);
     spx_matrix_destroy(M);
+}
+
+static void test_ranked_rows(void)
+{
+    /* numeric rows of the block bins: 600 products (about 540 entries, the
+     * bin of 2048 slots) over 3000 columns and 4000 products (about 3600
+     * entries, 8192 slots) over 20000, spans narrow enough for a bitmap
+     * beside the entries (ranked rows), and 600 products over 150000
+     * columns, too wide for it (hash tables, sorted) */
+    static const int64_t shapes[][3] = {{20, 30, 3000}, {100, 40, 20000}, {20, 30, 150000}};
+    const int64_t pad = 100, rows = pick(24, 8);
+    for (size_t s = 0; s < sizeof shapes / sizeof shapes[0]; s++) {
+        const int64_t span = shapes[s][2];
+        spx_matrix *M = random_matrix(rows, span + 2 * pad, 0.5, SPX_PATTERN, VAL_BOOL, SPX_CSR,
+                                      SPX_INDEX_I32);
+        char label[80];
+        snprintf(label, sizeof label, "block rows of %lld products over %lld columns",
+                 (long long)(shapes[s][0] * shapes[s][1]), (long long)span);
+        large_row_cases(label, rows, shapes[s][0], shapes[s][1], span, pad, M);
+        spx_matrix_destroy(M);
+    }
 }
 
 /* ---- rows of 33 to 128 products (sorted in registers) ---- */
@@ -826,7 +859,7 @@ int main(void)
     } sections[] = {
         {"semirings", test_semirings},     {"shapes", test_shapes},
         {"big rows", test_big_rows},       {"window rows", test_window_rows},
-        {"sorted rows", test_sorted_rows},
+        {"ranked rows", test_ranked_rows}, {"sorted rows", test_sorted_rows},
         {"short rows", test_short_rows},   {"real matrices", test_real},
         {"device operands", test_device_operands}, {"accumulate", test_accum_drop},
         {"budgets", test_budgets},         {"closure", test_closure},

@@ -26,6 +26,10 @@
 // and the row is written out, or merged with accum's row by binary searches
 // and group counts that give every entry its position.
 //
+// Numeric rows of a block whose column span is narrow enough skip the hash
+// table (ranked_row): a bitmap of the span, scanned, gives each column its
+// place in the row, so the entries come out compacted and sorted.
+//
 // Rows too large for shared memory whose columns are dense enough are
 // computed in column windows (window_row): a dense table in shared memory
 // per window, the products cut to it, the entries written window by window.
@@ -945,31 +949,18 @@ __device__ void sorted_row(const spx_gemm_dev &d, int64_t i, unsigned char *tmem
     __syncwarp(); // the row's memory is reused by the next row
 }
 
-// Row i's products with columns in [clo, chi) into table t (cleared here).
-// Returns the thread's claims of fresh hash slots. Every thread of the group
-// calls it.
-template <class SR, int G, bool NUM, bool ORD, bool GLOB>
-__device__ __forceinline__ int64_t fill_table(const spx_gemm_dev &d, int64_t i,
-                                              const table<typename SR::T> &t,
-                                              const stage<typename SR::T> &st, int32_t clo,
-                                              int32_t chi, int64_t mb, int64_t me)
+// f(act, j, prod) for every product of row i with a column in [clo, chi)
+// that the matrix mask keeps: its column j and (NUM) value prod. Every
+// thread of the group calls f as often as the others (act false when it has
+// no product that round), so f may synchronize the group.
+template <class SR, int G, bool NUM, class F>
+__device__ __forceinline__ void each_product(const spx_gemm_dev &d, int64_t i,
+                                             const stage<typename SR::T> &st, int32_t clo,
+                                             int32_t chi, int64_t mb, int64_t me, F &&f)
 {
     typedef typename SR::T T;
     typedef group<G> grp;
     const int r = grp::rank();
-    for (uint32_t s = r; s < t.S; s += G) {
-        t.key[s] = EMPTY;
-        if (NUM && ORD) {
-            t.own[s] = IDLE;
-            t.hasv[s] = 0;
-        } else if (NUM) {
-            t.val[s] = SR::identity();
-        }
-    }
-    grp::sync();
-
-    // ---- products ----
-    int64_t claimed = 0;
     const int64_t pa = d.A.ptr[i], pe = d.A.ptr[i + 1];
     const T *Av = (const T *)d.A.val, *Bv = (const T *)d.B.val;
     for (int64_t c0 = pa; c0 < pe; c0 += G) {
@@ -988,37 +979,64 @@ __device__ __forceinline__ int64_t fill_table(const spx_gemm_dev &d, int64_t i,
         for (int64_t u0 = 0; u0 < total; u0 += G) {
             const int64_t u = u0 + r;
             bool act = u < total;
-            uint32_t slot = 0;
+            int32_t j = 0;
             T prod = T(0);
             if (act) {
                 int64_t q;
-                int32_t j;
                 const int e0 = find_product(d, st, entries, u, mb, me, &q, &j, &act);
-                if (act) {
-                    if (NUM && SR::mul(&prod, st.aval[e0], Bv ? Bv[q] : T(1)))
-                        flag_overflow(d, i);
-                    if (t.dense) { // every writer of the slot writes j: no claim
-                        slot = (uint32_t)(j - t.lo);
-                        atomicMax(t.key + slot, j);
-                    } else {
-                        bool fresh;
-                        slot = claim(t, j, &fresh);
-                        claimed += fresh;
-                    }
-                    if (slot == NO_SLOT) {
-                        d.status->internal = 1;
-                        act = false;
-                    } else if (NUM && !ORD && combine<SR>(t.val + slot, prod)) {
-                        flag_overflow(d, i);
-                    }
-                }
+                if (NUM && act && SR::mul(&prod, st.aval[e0], Bv ? Bv[q] : T(1)))
+                    flag_overflow(d, i);
             }
-            if (NUM && ORD)
-                apply_in_order<SR, G, GLOB>(d, i, t, act, slot, prod);
+            f(act, j, prod);
         }
         grp::sync(); // the staging is rewritten by the next chunk
     }
     grp::sync();
+}
+
+// Row i's products with columns in [clo, chi) into table t (cleared here).
+// Returns the thread's claims of fresh hash slots. Every thread of the group
+// calls it.
+template <class SR, int G, bool NUM, bool ORD, bool GLOB>
+__device__ __forceinline__ int64_t fill_table(const spx_gemm_dev &d, int64_t i,
+                                              const table<typename SR::T> &t,
+                                              const stage<typename SR::T> &st, int32_t clo,
+                                              int32_t chi, int64_t mb, int64_t me)
+{
+    typedef typename SR::T T;
+    const int r = group<G>::rank();
+    for (uint32_t s = r; s < t.S; s += G) {
+        t.key[s] = EMPTY;
+        if (NUM && ORD) {
+            t.own[s] = IDLE;
+            t.hasv[s] = 0;
+        } else if (NUM) {
+            t.val[s] = SR::identity();
+        }
+    }
+    group<G>::sync();
+    int64_t claimed = 0;
+    each_product<SR, G, NUM>(d, i, st, clo, chi, mb, me, [&](bool act, int32_t j, T prod) {
+        uint32_t slot = 0;
+        if (act) {
+            if (t.dense) { // every writer of the slot writes j: no claim
+                slot = (uint32_t)(j - t.lo);
+                atomicMax(t.key + slot, j);
+            } else {
+                bool fresh;
+                slot = claim(t, j, &fresh);
+                claimed += fresh;
+            }
+            if (slot == NO_SLOT) {
+                d.status->internal = 1;
+                act = false;
+            } else if (NUM && !ORD && combine<SR>(t.val + slot, prod)) {
+                flag_overflow(d, i);
+            }
+        }
+        if (NUM && ORD)
+            apply_in_order<SR, G, GLOB>(d, i, t, act, slot, prod);
+    });
     return claimed;
 }
 
@@ -1060,10 +1078,115 @@ __device__ __forceinline__ void finish_row(const spx_gemm_dev &d, int64_t i, int
     }
 }
 
+// ---- rows ranked by a bitmap of their span --------------------------------------------
+
+// A numeric row of a block bin may skip the hash table when a bitmap of its
+// column span fits beside its entries in the block's table memory (room
+// bytes): a first pass over the products sets their columns' bits, a scan of
+// the bitmap gives every column its place among the row's entries, and a
+// second pass combines each product at its column's place. The entries come
+// out compacted and sorted: no probing, no compaction of the table's slots
+// and no sort, which took most of the block rows' time (a 256-thread
+// bitonic sort of a few hundred entries and its barriers). Only for rows of
+// at most RANK_PRODUCTS products an entry: the second pass costs a round per
+// 256 products, about what a round of the sort costs, so rows of many
+// products an entry gain nothing (H100, bcsstk13 squared, 8-16 products an
+// entry: 0.94-1.00x; pubmed, ca-CondMat and R-MAT scale 16, under 2 for most
+// rows: 1.25-1.6x).
+constexpr int64_t RANK_PRODUCTS = 4;
+template <class SR, bool ORD>
+__device__ __forceinline__ bool ranked_fits(int64_t room, int64_t size, int64_t range, int64_t prod)
+{
+    return range > 0 && prod <= RANK_PRODUCTS * size &&
+           8 * ((range + 31) >> 5) <= room - spx__gemm_table_bytes(size, sizeof(typename SR::T), 1, ORD);
+}
+
+// The bitmap map[0..W) (.x: the bits of 32 columns from lo): .y of every word
+// gets the set bits of the words below it, key[0..size) the columns in
+// order. Returns the set bits (size unless the counts are wrong). Every
+// thread of the group calls it; each takes a run of consecutive words.
+template <int G>
+__device__ int64_t rank_bits(uint2 *map, uint32_t W, int32_t *key, int64_t size, int32_t lo,
+                             int64_t *scratch)
+{
+    const uint32_t per = (W + G - 1) / G, x0 = (uint32_t)group<G>::rank() * per;
+    const uint32_t x1 = x0 + per < W ? x0 + per : W;
+    int32_t mine = 0;
+    for (uint32_t x = x0; x < x1; x++)
+        mine += __popc(map[x].x);
+    int64_t total;
+    int64_t run = group_scan<G>(mine, &total, scratch) - mine;
+    for (uint32_t x = x0; x < x1; x++) {
+        uint32_t b = map[x].x;
+        map[x].y = (uint32_t)run;
+        for (; b && run < size; b &= b - 1)
+            key[run++] = lo + (int32_t)(32 * x) + __ffs(b) - 1;
+    }
+    group<G>::sync();
+    return total;
+}
+
+// Numeric row i of `size` entries over columns [rlo, rlo + range) in the
+// block's table memory tmem (see ranked_fits): entries (key, value, owner,
+// flag as a table of `size` slots) then the bitmap.
+template <class SR, bool ORD>
+__device__ void ranked_row(const spx_gemm_dev &d, int64_t i, unsigned char *tmem,
+                           const stage<typename SR::T> &st, int64_t size, int32_t rlo,
+                           int64_t range, int32_t lo, int32_t hi, int64_t mb, int64_t me)
+{
+    typedef typename SR::T T;
+    constexpr int G = SPX_GEMM_BLOCK;
+    table<T> t = carve_table<T, true, ORD>(tmem, (uint32_t)size);
+    t.dense = 1; // all slots hold entries, in column order
+    uint2 *map = (uint2 *)(tmem + spx__gemm_table_bytes(size, sizeof(T), 1, ORD));
+    const uint32_t W = (uint32_t)((range + 31) >> 5);
+    for (uint32_t x = threadIdx.x; x < W; x += G)
+        map[x] = make_uint2(0, 0);
+    for (int64_t s = threadIdx.x; s < size; s += G) {
+        if (ORD) {
+            t.own[s] = IDLE;
+            t.hasv[s] = 0;
+        } else {
+            t.val[s] = SR::identity();
+        }
+    }
+    __syncthreads();
+    each_product<SR, G, false>(d, i, st, lo, hi, mb, me, [&](bool act, int32_t j, T) {
+        if (act) {
+            const uint32_t c = (uint32_t)(j - rlo);
+            atomicOr(&map[c >> 5].x, 1u << (c & 31));
+        }
+    });
+    if (rank_bits<G>(map, W, t.key, size, rlo, st.scratch) != size && threadIdx.x == 0)
+        d.status->internal = 1; // the symbolic count differs: a bug
+    each_product<SR, G, true>(d, i, st, lo, hi, mb, me, [&](bool act, int32_t j, T prod) {
+        uint32_t slot = 0;
+        if (act) {
+            const uint32_t c = (uint32_t)(j - rlo);
+            const uint2 w = map[c >> 5]; // read only since rank_bits
+            slot = w.y + __popc(w.x & ((1u << (c & 31)) - 1));
+            if (slot >= size) {
+                d.status->internal = 1;
+                act = false;
+            } else if (!ORD && combine<SR>(t.val + slot, prod)) {
+                flag_overflow(d, i);
+            }
+        }
+        if (ORD)
+            apply_in_order<SR, G, false>(d, i, t, act, slot, prod);
+    });
+    const int64_t ab = d.acc.ptr ? d.acc.ptr[i] : 0, ae = d.acc.ptr ? d.acc.ptr[i + 1] : 0;
+    const int64_t out0 = d.off[i] - d.base;
+    const int64_t done = d.drop ? emit_row<SR, G, false>(d, i, t, st, ab, ae, out0) // drops identities
+                                : write_row<SR, G, false>(d, i, t.key, t.val, size, st, ab, ae, out0);
+    __syncthreads(); // the memory is reused by the next row
+    finish_row<G, true>(d, i, done, 0);
+}
+
 // Row i of C with one table: in the group's shared memory, or in device
 // memory (GLOB).
 template <class SR, int G, bool NUM, bool ORD, bool GLOB>
-__device__ void gemm_row(const spx_gemm_dev &d, int64_t i, unsigned char *tmem,
+__device__ void gemm_row(const spx_gemm_dev &d, int64_t i, unsigned char *tmem, int64_t room,
                          const stage<typename SR::T> &st)
 {
     typedef typename SR::T T;
@@ -1073,7 +1196,14 @@ __device__ void gemm_row(const spx_gemm_dev &d, int64_t i, unsigned char *tmem,
     const int64_t size = NUM ? d.cnt[i] : d.cap[i];
     const int32_t rlo = d.rlo[i];
     const int64_t range = (int64_t)d.rhi[i] - rlo;
-    table<T> t = carve_table<T, NUM, ORD>(tmem, (uint32_t)spx__gemm_row_slots(size, range));
+    const int64_t slots = spx__gemm_row_slots(size, range);
+    if constexpr (NUM && G == SPX_GEMM_BLOCK && !GLOB) {
+        if (slots != range && ranked_fits<SR, ORD>(room, size, range, d.prod[i])) {
+            ranked_row<SR, ORD>(d, i, tmem, st, size, rlo, range, lo, hi, mb, me);
+            return;
+        }
+    }
+    table<T> t = carve_table<T, NUM, ORD>(tmem, (uint32_t)slots);
     t.dense = range > 0 && (int64_t)t.S == range;
     t.lo = rlo;
     t.shift = 32 - (31 - __clz((int)t.S)); // hash tables: S is a power of two >= 64
@@ -1182,7 +1312,8 @@ __global__ void __launch_bounds__(SPX_GEMM_BLOCK)
         s++;
     const int g = threadIdx.x / G;
     const int64_t sb = spx__gemm_stage_bytes(G, sizeof(T));
-    const int64_t per_group = sb + (GLOB ? 0 : spx__gemm_table_bytes(seg.slots[s], sizeof(T), NUM, ORD));
+    const int64_t room = GLOB ? region_bytes : spx__gemm_table_bytes(seg.slots[s], sizeof(T), NUM, ORD);
+    const int64_t per_group = sb + (GLOB ? 0 : room);
     unsigned char *mine = smem + g * per_group;
     const stage<T> st = carve_stage<T>(mine, G);
     unsigned char *tmem = GLOB ? regions + (int64_t)blockIdx.x * region_bytes : mine + sb;
@@ -1193,7 +1324,7 @@ __global__ void __launch_bounds__(SPX_GEMM_BLOCK)
         if constexpr (WIN)
             window_row<SR, NUM, ORD>(d, list[x], tmem, st, seg.window);
         else
-            gemm_row<SR, G, NUM, ORD, GLOB>(d, list[x], tmem, st);
+            gemm_row<SR, G, NUM, ORD, GLOB>(d, list[x], tmem, room, st);
 }
 
 // ---- launching -------------------------------------------------------------------------
