@@ -187,8 +187,13 @@ typedef struct spx_device_info {
 } spx_device_info;
 SPX_API spx_status spx_ctx_device_info(spx_ctx *ctx, spx_device_info *out);
 
-/* Device memory held by the context's pool: in use now, peak since the last
- * reset, and cached for reuse. */
+/* Device memory held by the context's work pool: in use now, peak since the
+ * last reset; cached: memory kept for reuse, the work pool's free blocks and
+ * the freed results of the device (on the cuda backend, device results of
+ * SpGEMM come from a pool per device that keeps a freed result's memory for
+ * the next one; results may outlive their context). Cached memory goes back
+ * to the device when an allocation would fail and when a context of the
+ * device is destroyed. */
 typedef struct spx_memory_stats {
     int64_t in_use, peak, cached;
 } spx_memory_stats;

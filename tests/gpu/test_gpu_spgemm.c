@@ -483,6 +483,38 @@ static void test_real(void)
 
 /* ---- operands in device memory ---- */
 
+/* Device results of a context of their own: a freed result's memory stays
+ * with the context for the next one (counted as cached), and a result
+ * outlives its context. */
+static void result_lifetime(const spx_semiring *sr, const spx_matrix *dA, const spx_matrix *dB,
+                            const spx_matrix *A, const spx_matrix *B)
+{
+    spx_ctx *c = NULL;
+    spx_matrix *C = NULL, *R = NULL;
+    spx_memory_stats before, after;
+    if (spx_ctx_create(&c) || spx_ctx_set_backend(c, SPX_BACKEND_CUDA)) {
+        CHECK(0, "a second cuda context");
+        spx_ctx_destroy(c);
+        return;
+    }
+    spx_spgemm_options o = {0};
+    o.mode = SPX_SPGEMM_DETERMINISTIC;
+    CHECK_OK(g_ref, spx_spgemm(g_ref, sr, A, B, &o, &R));
+    CHECK_OK(c, spx_spgemm(c, sr, dA, dB, &o, &C));
+    CHECK_OK(c, spx_ctx_memory_stats(c, &before));
+    spx_matrix_destroy(C);
+    C = NULL;
+    CHECK_OK(c, spx_ctx_memory_stats(c, &after));
+    CHECK(after.cached > before.cached, "a freed result's memory is kept: cached %lld -> %lld",
+          (long long)before.cached, (long long)after.cached);
+    CHECK_OK(c, spx_spgemm(c, sr, dA, dB, &o, &C));
+    spx_ctx_destroy(c);
+    if (C)
+        same_result("a device result after its context ended", C, R, CMP_BITS, NULL);
+    spx_matrix_destroy(C);
+    spx_matrix_destroy(R);
+}
+
 static void test_device_operands(void)
 {
     if (!g_cuda)
@@ -518,6 +550,7 @@ static void test_device_operands(void)
         t.mode = SPX_SPGEMM_DETERMINISTIC;
         spx_matrix_destroy(both("device CSC A read transposed", &pt, dAt, dB, &t, A, B, &ht,
                                 CMP_BITS, NULL));
+        result_lifetime(&pt, dA, dB, A, B);
         spx_matrix *C = (spx_matrix *)&t;
         CHECK_FAILS(g_ctx, spx_spgemm(g_ctx, &pt, A, dB, NULL, &C), SPX_ERR_INVALID_ARGUMENT,
                     "share one");

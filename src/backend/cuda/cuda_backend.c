@@ -6,6 +6,7 @@
 #include "format/matrix.h"
 
 #include <cublas_v2.h>
+#include <stdatomic.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -37,6 +38,37 @@ spx_status spx__cuda_launch_check(spx_ctx *ctx, const char *kernel)
 
 /* ---- pool ---- */
 
+/* The result pool of each device, made on first use and kept for the
+ * process: results outlive their contexts, and a pool destroyed with blocks
+ * still out is not something to rely on. */
+#define RESULT_POOL_DEVICES 64
+static _Atomic(cudaMemPool_t) result_pools[RESULT_POOL_DEVICES];
+static atomic_int result_pool_none[RESULT_POOL_DEVICES]; /* the device has no pools */
+
+/* The device's result pool if it was made (NULL otherwise). */
+static cudaMemPool_t made_result_pool(int device)
+{
+    return device >= 0 && device < RESULT_POOL_DEVICES ? atomic_load(&result_pools[device]) : NULL;
+}
+
+/* After a failed allocation: return the memory both pools keep for reuse
+ * to the device; nonzero if there was any to try again with. */
+static int give_back_cached(spx_cuda_state *st)
+{
+    cudaGetLastError();
+    uint64_t kept = 0;
+    cudaMemPool_t results = made_result_pool(st->device);
+    if (results)
+        cudaMemPoolGetAttribute(results, cudaMemPoolAttrReservedMemCurrent, &kept);
+    if (!st->pool.cached && !kept)
+        return 0;
+    cudaStreamSynchronize(st->stream);
+    spx__cuda_pool_release(&st->pool);
+    if (results)
+        cudaMemPoolTrimTo(results, 0);
+    return 1;
+}
+
 size_t spx__cuda_alloc_size(size_t bytes)
 {
     size_t r = (bytes + 511) & ~(size_t)511;
@@ -62,12 +94,8 @@ spx_status spx__cuda_alloc(spx_ctx *ctx, void **out, size_t bytes, const char *w
         if (!blk)
             return spx__fail(ctx, SPX_ERR_OUT_OF_MEMORY, "out of host memory (pool record)");
         cudaError_t e = cudaMalloc(&blk->ptr, want);
-        if (e == cudaErrorMemoryAllocation && pool->cached) {
-            cudaGetLastError();
-            cudaStreamSynchronize(spx__cuda(ctx)->stream);
-            spx__cuda_pool_release(pool); /* give cached memory back and retry */
+        if (e == cudaErrorMemoryAllocation && give_back_cached(spx__cuda(ctx)))
             e = cudaMalloc(&blk->ptr, want);
-        }
         if (e != cudaSuccess) {
             spx__free(blk);
             spx_status s = spx__cuda_check(ctx, e, what);
@@ -127,6 +155,129 @@ void spx__cuda_free_persistent(void *p)
 {
     if (p)
         cudaFree(p);
+}
+
+/* ---- results ---- */
+
+/* A result array from the pool: wait for the device as cudaFree does, then
+ * hand the block back to its pool (on the block's device). */
+static void free_result(void *p)
+{
+    int dev = -1, cur = -1;
+    struct cudaPointerAttributes at;
+    if (cudaPointerGetAttributes(&at, p) == cudaSuccess)
+        dev = at.device;
+    cudaGetDevice(&cur);
+    if (dev >= 0 && dev != cur)
+        cudaSetDevice(dev);
+    cudaDeviceSynchronize();
+    cudaFreeAsync(p, cudaStreamLegacy);
+    if (dev >= 0 && dev != cur)
+        cudaSetDevice(cur);
+    cudaGetLastError();
+}
+
+static cudaMemPool_t result_pool(int device)
+{
+    if (device < 0 || device >= RESULT_POOL_DEVICES || atomic_load(&result_pool_none[device]))
+        return NULL;
+    cudaMemPool_t pool = atomic_load(&result_pools[device]);
+    if (pool)
+        return pool;
+    int supported = 0;
+    if (cudaDeviceGetAttribute(&supported, cudaDevAttrMemoryPoolsSupported, device) != cudaSuccess ||
+        !supported) {
+        cudaGetLastError();
+        atomic_store(&result_pool_none[device], 1);
+        return NULL;
+    }
+    struct cudaMemPoolProps props;
+    memset(&props, 0, sizeof props);
+    props.allocType = cudaMemAllocationTypePinned;
+    props.location.type = cudaMemLocationTypeDevice;
+    props.location.id = device;
+    /* keep freed blocks until an allocation needs the memory
+     * (give_back_cached) or a context of the device ends */
+    uint64_t keep = UINT64_MAX;
+    if (cudaMemPoolCreate(&pool, &props) != cudaSuccess) {
+        cudaGetLastError();
+        return NULL;
+    }
+    cudaMemPool_t none = NULL;
+    if (cudaMemPoolSetAttribute(pool, cudaMemPoolAttrReleaseThreshold, &keep) != cudaSuccess ||
+        !atomic_compare_exchange_strong(&result_pools[device], &none, pool)) {
+        cudaGetLastError();
+        cudaMemPoolDestroy(pool); /* unused: another thread's pool won, or no threshold */
+        return atomic_load(&result_pools[device]);
+    }
+    return pool;
+}
+
+spx_status spx__cuda_result_alloc(spx_ctx *ctx, spx_matrix *C, void **arrays[], const size_t bytes[],
+                                  int n, const char *what)
+{
+    spx_cuda_state *st = spx__cuda(ctx);
+    cudaMemPool_t pool = result_pool(st->device);
+    C->release_array = pool ? free_result : spx__cuda_free_persistent;
+    for (int i = 0; i < n; i++) {
+        *arrays[i] = NULL;
+        if (!bytes[i])
+            continue;
+        if (!pool) {
+            spx_status s = spx__cuda_malloc_persistent(ctx, arrays[i], bytes[i], what);
+            if (s)
+                return s;
+            continue;
+        }
+        cudaError_t e = cudaMallocFromPoolAsync(arrays[i], bytes[i], pool, st->stream);
+        if (e == cudaErrorMemoryAllocation && give_back_cached(st))
+            e = cudaMallocFromPoolAsync(arrays[i], bytes[i], pool, st->stream);
+        if (e != cudaSuccess) {
+            *arrays[i] = NULL;
+            return spx__cuda_check(ctx, e, what);
+        }
+    }
+    return SPX_OK;
+}
+
+/* ---- side streams ---- */
+
+static void destroy_side(spx_cuda_side *sd)
+{
+    for (int i = 0; i < SPX_CUDA_SIDE_STREAMS; i++) {
+        if (sd->stream[i])
+            cudaStreamDestroy(sd->stream[i]);
+        if (sd->join[i])
+            cudaEventDestroy(sd->join[i]);
+    }
+    if (sd->fork)
+        cudaEventDestroy(sd->fork);
+    memset(sd, 0, sizeof *sd);
+}
+
+spx_status spx__cuda_side_streams(spx_ctx *ctx, const spx_cuda_side **out)
+{
+    spx_cuda_state *st = spx__cuda(ctx);
+    if (!st->has_side) {
+        spx_cuda_side *sd = &st->side;
+        memset(sd, 0, sizeof *sd);
+        int least = 0, greatest = 0;
+        /* the highest priority: their blocks (the longest rows) go first */
+        cudaError_t e = cudaDeviceGetStreamPriorityRange(&least, &greatest);
+        for (int i = 0; i < SPX_CUDA_SIDE_STREAMS && e == cudaSuccess; i++)
+            if ((e = cudaStreamCreateWithPriority(&sd->stream[i], cudaStreamNonBlocking, greatest)) ==
+                cudaSuccess)
+                e = cudaEventCreateWithFlags(&sd->join[i], cudaEventDisableTiming);
+        if (e == cudaSuccess)
+            e = cudaEventCreateWithFlags(&sd->fork, cudaEventDisableTiming);
+        if (e != cudaSuccess) {
+            destroy_side(sd);
+            return spx__cuda_check(ctx, e, "creating side streams");
+        }
+        st->has_side = 1;
+    }
+    *out = &st->side;
+    return SPX_OK;
 }
 
 spx_status spx__cuda_upload(spx_ctx *ctx, void *dst, const void *src, size_t bytes)
@@ -210,6 +361,11 @@ static void cuda_fini(void *state)
         cudaFree(b->ptr);
         spx__free(b);
     }
+    cudaMemPool_t results = made_result_pool(st->device);
+    if (results)
+        cudaMemPoolTrimTo(results, 0); /* freed results' memory back to the device */
+    if (st->has_side)
+        destroy_side(&st->side);
     if (st->blas)
         cublasDestroy((cublasHandle_t)st->blas);
     if (st->own_stream)
@@ -264,6 +420,13 @@ static spx_status cuda_memory_stats(spx_ctx *ctx, spx_memory_stats *out, int res
         out->in_use = pool->in_use;
         out->peak = pool->peak;
         out->cached = pool->cached_bytes;
+        cudaMemPool_t results = made_result_pool(spx__cuda(ctx)->device);
+        uint64_t reserved = 0, used = 0;
+        if (results &&
+            cudaMemPoolGetAttribute(results, cudaMemPoolAttrReservedMemCurrent, &reserved) == cudaSuccess &&
+            cudaMemPoolGetAttribute(results, cudaMemPoolAttrUsedMemCurrent, &used) == cudaSuccess &&
+            reserved > used)
+            out->cached += (int64_t)(reserved - used);
     }
     return SPX_OK;
 }
@@ -335,8 +498,10 @@ static spx_status cuda_matrix_to_device(spx_ctx *ctx, const spx_matrix *A, spx_m
 spx_status spx__cuda_matrix_to_host(spx_ctx *ctx, const spx_matrix *A, spx_matrix **out)
 {
     spx_matrix *B = NULL;
-    spx_status s = clone_header(ctx, A, SPX_MEM_HOST, &B);
-    if (s)
+    /* the context's stream may still be writing A, and need not order with
+     * the copies (a caller's non-blocking stream) */
+    spx_status s = ctx->backend == &spx__backend_cuda ? spx__cuda_sync(ctx) : SPX_OK;
+    if (s || (s = clone_header(ctx, A, SPX_MEM_HOST, &B)))
         return s;
     if ((s = copy_arrays(ctx, A, B, false))) {
         spx_matrix_destroy(B);

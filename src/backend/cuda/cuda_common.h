@@ -25,6 +25,14 @@ typedef struct spx_cuda_pool {
     int64_t in_use, peak, cached_bytes;
 } spx_cuda_pool;
 
+/* Streams for kernels that may run side by side, ordered with the
+ * context's stream through events. */
+#define SPX_CUDA_SIDE_STREAMS 3
+typedef struct spx_cuda_side {
+    cudaStream_t stream[SPX_CUDA_SIDE_STREAMS];
+    cudaEvent_t fork, join[SPX_CUDA_SIDE_STREAMS];
+} spx_cuda_side;
+
 typedef struct spx_cuda_state {
     int device;
     cudaStream_t stream;     /* the stream work is issued on */
@@ -33,6 +41,8 @@ typedef struct spx_cuda_state {
     spx_cuda_pool pool;
     void *blas;              /* cuBLAS handle, created on first use (dense GEMM path) */
     cudaStream_t blas_stream; /* the stream it was last bound to */
+    spx_cuda_side side;      /* created on first use */
+    int has_side;
 } spx_cuda_state;
 
 static inline spx_cuda_state *spx__cuda(spx_ctx *ctx) { return (spx_cuda_state *)ctx->backend_state; }
@@ -63,6 +73,17 @@ void spx__cuda_pool_release(spx_cuda_pool *pool); /* frees every cached block */
  * plans): plain cudaMalloc / cudaFree. */
 spx_status spx__cuda_malloc_persistent(spx_ctx *ctx, void **out, size_t bytes, const char *what);
 void spx__cuda_free_persistent(void *p);
+
+/* The arrays of a device result matrix (arrays[i] gets bytes[i]; 0 bytes:
+ * NULL): from the device's result pool where it has memory pools, so that a
+ * freed result's memory serves the next one without cudaMalloc, else
+ * cudaMalloc. Sets C->release_array to match; on failure C keeps what
+ * was allocated (spx_matrix_destroy frees it). */
+spx_status spx__cuda_result_alloc(spx_ctx *ctx, spx_matrix *C, void **arrays[], const size_t bytes[],
+                                  int n, const char *what);
+
+/* The context's side streams (created on the first call). */
+spx_status spx__cuda_side_streams(spx_ctx *ctx, const spx_cuda_side **out);
 
 spx_status spx__cuda_upload(spx_ctx *ctx, void *dst, const void *src, size_t bytes);
 spx_status spx__cuda_download(spx_ctx *ctx, void *dst, const void *src, size_t bytes);

@@ -199,7 +199,8 @@ static spx_status alloc_rows(spx_gemm *g)
 }
 
 /* Bin the rows by cap (symbolic) or cnt (numeric), group them by bin and
- * read the statistics (bin starts; the symbolic ones kept in hstats). */
+ * read the statistics (bin starts; the symbolic ones kept in hstats): one
+ * synchronization, which also completes downloads queued before (m > 0). */
 static spx_status bin_rows(spx_gemm *g, int numeric)
 {
     spx_ctx *ctx = g->ctx;
@@ -327,6 +328,7 @@ static spx_gemm_launch make_launch(const spx_gemm *g, const spx_gemm_bins *b)
     L.nregions = g->nregions;
     L.ordered = g->ordered;
     L.stream = g->stream;
+    L.side = g->side;
     return L;
 }
 
@@ -388,9 +390,9 @@ static spx_status run(spx_gemm *g)
                  spx__cuda_gemm_scan(g->d.tot, (int64_t *)g->d.off, g->m + 1, g->scan_tmp,
                                      &g->scan_bytes, g->stream),
                  "scanning row counts");
-    if ((s = bin_rows(g, 1)) ||
-        (s = spx__cuda_download(ctx, &g->total, g->d.off + g->m, sizeof g->total)) ||
-        (s = spx__cuda_sync(ctx)) || (s = plan_staging(g)))
+    /* C's size comes back with the numeric binning's statistics */
+    if ((s = spx__cuda_download(ctx, &g->total, g->d.off + g->m, sizeof g->total)) ||
+        (s = bin_rows(g, 1)) || (g->m == 0 && (s = spx__cuda_sync(ctx))) || (s = plan_staging(g)))
         return s;
     if (g->a->workspace) {
         const spx_index_type out = spx__spgemm_out_itype(g->a, g->total);
@@ -430,7 +432,9 @@ spx_status spx__cuda_spgemm(spx_ctx *ctx, const spx_spgemm_args *a)
     make_bins(&g, 0, 0, 32, &g.sym);
     make_bins(&g, 1, 1, 32, &g.num);
     g.sym.num_smax = g.num.nshared ? g.num.max_size[g.num.nshared] : 0;
-    spx_status s = spx__gemm_stage_operands(&g);
+    spx_status s = spx__cuda_side_streams(ctx, &g.side);
+    if (!s)
+        s = spx__gemm_stage_operands(&g);
     if (!s)
         s = run(&g);
     if (s)

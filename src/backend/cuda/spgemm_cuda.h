@@ -127,6 +127,7 @@ typedef struct spx_gemm_launch {
     int nregions;
     int ordered; /* numeric: combine each column's products in k order */
     cudaStream_t stream;
+    const spx_cuda_side *side; /* for the block kernels, beside the others */
 } spx_gemm_launch;
 
 /* Threads per block of every row kernel. */

@@ -14,6 +14,7 @@ typedef struct spx_gemm {
     spx_ctx *ctx;
     const spx_spgemm_args *a;
     cudaStream_t stream;
+    const spx_cuda_side *side; /* the context's side streams */
     int64_t m, n, vsz;
     int ordered;    /* numeric kernels combine in k order */
     spx_gemm_dev d; /* operands, per-row arrays, flags */

@@ -317,12 +317,11 @@ static spx_status device_output(spx_gemm *g)
         return s;
     C->nnz = total;
     C->memory = SPX_MEM_DEVICE;
-    C->release_array = spx__cuda_free_persistent;
     const int64_t *offsets = g->d.off;
     int changed = 0;
-    if ((s = spx__cuda_malloc_persistent(ctx, &C->offsets, (size_t)((m + 1) * isz), "C offsets")) ||
-        (s = spx__cuda_malloc_persistent(ctx, &C->indices, (size_t)(keep * isz), "C indices")) ||
-        (s = spx__cuda_malloc_persistent(ctx, &C->values, (size_t)(keep * g->vsz), "C values")))
+    void **arrays[] = {&C->offsets, &C->indices, &C->values};
+    const size_t bytes[] = {(size_t)((m + 1) * isz), (size_t)(keep * isz), (size_t)(keep * g->vsz)};
+    if ((s = spx__cuda_result_alloc(ctx, C, arrays, bytes, 3, "allocating C")))
         goto done;
     if (total > 0) {
         g->d.base = 0;

@@ -1329,10 +1329,10 @@ __global__ void __launch_bounds__(SPX_GEMM_BLOCK)
 
 // ---- launching -------------------------------------------------------------------------
 
-// Bins [b0, b1) in one launch (the same group size; GLOB: the last bin;
-// SORTED: sorted bins, sorted_kernel; WIN: the window bin).
+// Bins [b0, b1) in one launch on stream st (the same group size; GLOB: the
+// last bin; SORTED: sorted bins, sorted_kernel; WIN: the window bin).
 template <class SR, int G, bool NUM, bool ORD, bool GLOB, bool SORTED = false, bool WIN = false>
-cudaError_t launch_bins(const spx_gemm_dev *d, const spx_gemm_launch *L, int b0, int b1)
+cudaError_t launch_bins(const spx_gemm_dev *d, const spx_gemm_launch *L, int b0, int b1, cudaStream_t st)
 {
     constexpr int GROUPS = SPX_GEMM_BLOCK / G;
     const int64_t vsz = sizeof(typename SR::T);
@@ -1361,7 +1361,7 @@ cudaError_t launch_bins(const spx_gemm_dev *d, const spx_gemm_launch *L, int b0,
         return cudaErrorInvalidConfiguration;
     const int64_t smem = GROUPS * (spx__gemm_stage_bytes(G, vsz) + table);
     if constexpr (SORTED) { // a few KB a block
-        sorted_kernel<SR><<<(unsigned)blocks, SPX_GEMM_BLOCK, (size_t)smem, L->stream>>>(*d, L->rows, seg);
+        sorted_kernel<SR><<<(unsigned)blocks, SPX_GEMM_BLOCK, (size_t)smem, st>>>(*d, L->rows, seg);
         return cudaGetLastError();
     }
     auto kernel = rows_kernel<SR, G, NUM, ORD, GLOB, WIN>;
@@ -1370,39 +1370,88 @@ cudaError_t launch_bins(const spx_gemm_dev *d, const spx_gemm_launch *L, int b0,
         if (e != cudaSuccess)
             return e;
     }
-    kernel<<<(unsigned)blocks, SPX_GEMM_BLOCK, (size_t)smem, L->stream>>>(*d, L->rows, seg, L->regions,
-                                                                            L->region_bytes);
+    kernel<<<(unsigned)blocks, SPX_GEMM_BLOCK, (size_t)smem, st>>>(*d, L->rows, seg, L->regions,
+                                                                     L->region_bytes);
     return cudaGetLastError();
 }
 
-// Every bin of the launch but 0 with semiring SR: the sorted bins, the table
-// bins of 8 lanes, of a warp, then each block bin, the rows in windows, then
-// the rows with tables in device memory.
+// One launch of launch_rows: bins [b0, b1) of one kind.
+enum launch_kind { RUN_GLOBAL, RUN_WINDOW, RUN_BLOCK, RUN_SORTED, RUN_LANES, RUN_WARP };
+struct launch_run {
+    int b0, b1;
+    launch_kind kind;
+};
+
+// Every bin of the launch but 0 with semiring SR. The block kernels (rows
+// in device memory, in windows, block bins from the largest) go first, each
+// on a side stream when there is more than one launch: a few long rows
+// would otherwise hold the GPU while most of it idles; then the sorted bins
+// and the sub-block bins (runs of one group size) on the stream itself.
 template <class SR, bool NUM, bool ORD>
 cudaError_t launch_rows(const spx_gemm_dev *d, const spx_gemm_launch *L)
 {
-    const int last = L->bins.nshared + 1, first = L->bins.nsorted + 1;
+    const int last = L->bins.nshared + 1, first = NUM ? L->bins.nsorted + 1 : 1;
     const int window = spx__gemm_bin_window(&L->bins), global = spx__gemm_bin_global(&L->bins);
-    cudaError_t e = cudaSuccess;
-    if constexpr (NUM) // symbolic binning has no sorted bins
-        e = launch_bins<SR, 32, NUM, ORD, false, true>(d, L, 1, first);
-    for (int b = first, end; b < last && e == cudaSuccess; b = end) {
-        // bins of one sub-block group size together; each block bin alone (its
-        // table sizes the launch's shared memory)
+    launch_run run[SPX_GEMM_MAX_BINS + 1];
+    int n = 0;
+    auto add = [&](int b0, int b1, launch_kind kind) {
+        for (int b = b0; b < b1; b++)
+            if (L->hi[b] > L->lo[b]) {
+                run[n++] = {b0, b1, kind};
+                return;
+            }
+    };
+    add(global, global + 1, RUN_GLOBAL);
+    if (L->bins.window_slots)
+        add(window, window + 1, RUN_WINDOW);
+    for (int b = last - 1; b >= first; b--)
+        if (L->bins.group[b] == SPX_GEMM_BLOCK)
+            add(b, b + 1, RUN_BLOCK);
+    add(1, first, RUN_SORTED); // symbolic binning has no sorted bins
+    for (int b = first, end; b < last; b = end) {
         const int G = L->bins.group[b];
-        for (end = b + 1; G <= 32 && end < last && L->bins.group[end] == G;)
+        for (end = b + 1; end < last && L->bins.group[end] == G;)
             end++;
-        if (G == 8)
-            e = launch_bins<SR, 8, NUM, ORD, false>(d, L, b, end);
-        else if (G == 32)
-            e = launch_bins<SR, 32, NUM, ORD, false>(d, L, b, end);
-        else
-            e = launch_bins<SR, SPX_GEMM_BLOCK, NUM, ORD, false>(d, L, b, end);
+        if (G <= 32)
+            add(b, end, G == 8 ? RUN_LANES : RUN_WARP);
     }
-    if (e == cudaSuccess && L->bins.window_slots)
-        e = launch_bins<SR, SPX_GEMM_BLOCK, NUM, ORD, false, false, true>(d, L, window, window + 1);
-    if (e == cudaSuccess)
-        e = launch_bins<SR, SPX_GEMM_BLOCK, NUM, ORD, true>(d, L, global, global + 1);
+    const bool side = n > 1 && L->side && run[0].kind <= RUN_BLOCK;
+    int used = 0; // side streams that waited for the stream
+    cudaError_t e = side ? cudaEventRecord(L->side->fork, L->stream) : cudaSuccess;
+    for (int r = 0; r < n && e == cudaSuccess; r++) {
+        const launch_run &x = run[r];
+        cudaStream_t st = L->stream;
+        if (side && x.kind <= RUN_BLOCK) {
+            const int k = r % SPX_CUDA_SIDE_STREAMS;
+            st = L->side->stream[k];
+            if (k >= used && (e = cudaStreamWaitEvent(st, L->side->fork, 0)) == cudaSuccess)
+                used = k + 1;
+        }
+        if (e != cudaSuccess)
+            break;
+        switch (x.kind) {
+        case RUN_GLOBAL: e = launch_bins<SR, SPX_GEMM_BLOCK, NUM, ORD, true>(d, L, x.b0, x.b1, st); break;
+        case RUN_WINDOW:
+            e = launch_bins<SR, SPX_GEMM_BLOCK, NUM, ORD, false, false, true>(d, L, x.b0, x.b1, st);
+            break;
+        case RUN_BLOCK: e = launch_bins<SR, SPX_GEMM_BLOCK, NUM, ORD, false>(d, L, x.b0, x.b1, st); break;
+        case RUN_SORTED:
+            if constexpr (NUM)
+                e = launch_bins<SR, 32, NUM, ORD, false, true>(d, L, x.b0, x.b1, st);
+            break;
+        case RUN_LANES: e = launch_bins<SR, 8, NUM, ORD, false>(d, L, x.b0, x.b1, st); break;
+        case RUN_WARP: e = launch_bins<SR, 32, NUM, ORD, false>(d, L, x.b0, x.b1, st); break;
+        }
+    }
+    // the stream waits for every side stream that started, error or not:
+    // nothing may reuse their memory before they are done
+    for (int k = 0; k < used; k++) {
+        cudaError_t j = cudaEventRecord(L->side->join[k], L->side->stream[k]);
+        if (j == cudaSuccess)
+            j = cudaStreamWaitEvent(L->stream, L->side->join[k], 0);
+        if (e == cudaSuccess)
+            e = j;
+    }
     return e;
 }
 
