@@ -327,6 +327,7 @@ static spx_gemm_launch make_launch(const spx_gemm *g, const spx_gemm_bins *b)
     L.region_bytes = g->region_bytes;
     L.nregions = g->nregions;
     L.ordered = g->ordered;
+    L.sorted_blocks = spx__cuda(g->ctx)->info.sm_count * SPX_GEMM_SORTED_BLOCKS_PER_SM;
     L.stream = g->stream;
     L.side = g->side;
     return L;

@@ -126,9 +126,19 @@ typedef struct spx_gemm_launch {
     int64_t region_bytes;
     int nregions;
     int ordered; /* numeric: combine each column's products in k order */
+    int sorted_blocks; /* of the sorted bins' kernel at most (SPX_GEMM_SORTED_BLOCKS_PER_SM) */
     cudaStream_t stream;
     const spx_cuda_side *side; /* for the block kernels, beside the others */
 } spx_gemm_launch;
+
+/* Blocks per SM of the sorted bins' kernel at most: a few waves, over which
+ * its warps loop, so that their set-up (mostly the sorting network's lane
+ * masks: 41 % of the kernel's instructions with a warp per row) is paid once
+ * per warp, not once per row (H100, uniform 1M at 8 per row squared: 1.73 ->
+ * 1.49 ms). Not for the table kernels: their groups of 8 drift apart over
+ * several rows, and a warp then runs its groups' paths one after another
+ * (3D Laplacian squared: numeric 1.01 -> 1.85 ms, symbolic 0.37 -> 0.54). */
+#define SPX_GEMM_SORTED_BLOCKS_PER_SM 16
 
 /* Threads per block of every row kernel. */
 #define SPX_GEMM_BLOCK 256
