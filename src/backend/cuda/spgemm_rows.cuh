@@ -1331,10 +1331,10 @@ __global__ void __launch_bounds__(SPX_GEMM_BLOCK)
 // the segment's slots; WIN: the window bin, rows in windows), or in the
 // block's region of device memory (GLOB: one segment, a persistent grid of at
 // most one block per region).
-template <class SR, int G, bool NUM, bool ORD, bool GLOB, bool WIN = false>
-__global__ void __launch_bounds__(SPX_GEMM_BLOCK)
-    rows_kernel(const spx_gemm_dev d, const int32_t *__restrict__ rows, const row_segments seg,
-                unsigned char *regions, int64_t region_bytes)
+template <class SR, int G, bool NUM, bool ORD, bool GLOB, bool WIN>
+__device__ __forceinline__ void rows_of_block(const spx_gemm_dev &d, const int32_t *__restrict__ rows,
+                                              const row_segments &seg, unsigned char *regions,
+                                              int64_t region_bytes)
 {
     typedef typename SR::T T;
     extern __shared__ __align__(16) unsigned char smem[];
@@ -1357,6 +1357,29 @@ __global__ void __launch_bounds__(SPX_GEMM_BLOCK)
             window_row<SR, NUM, ORD>(d, list[x], tmem, st, seg.window);
         else
             gemm_row<SR, G, NUM, ORD, GLOB>(d, list[x], tmem, room, st);
+}
+
+template <class SR, int G, bool NUM, bool ORD, bool GLOB, bool WIN = false>
+__global__ void __launch_bounds__(SPX_GEMM_BLOCK)
+    rows_kernel(const spx_gemm_dev d, const int32_t *__restrict__ rows, const row_segments seg,
+                unsigned char *regions, int64_t region_bytes)
+{
+    rows_of_block<SR, G, NUM, ORD, GLOB, WIN>(d, rows, seg, regions, region_bytes);
+}
+
+// The bins of 8 lanes: their kernels issue on about 2/3 of the cycles with
+// half the warps an SM holds, so their registers are capped for 5 (numeric)
+// or 6 (symbolic) blocks an SM, a few bytes of spills (H100, 3D Laplacian
+// squared: numeric 1011 -> 910 us fast, 1356 -> 1234 us deterministic;
+// symbolic 362 -> 339 us). Not the other kernels: a block minimum of 1 let
+// them take 30-50 % more registers, and products without 8-lane bins lost up
+// to 25 % (R-MAT, pushpull, ca-CondMat squared).
+template <class SR, bool NUM, bool ORD>
+__global__ void __launch_bounds__(SPX_GEMM_BLOCK, NUM ? 5 : 6)
+    lanes_kernel(const spx_gemm_dev d, const int32_t *__restrict__ rows, const row_segments seg,
+                 unsigned char *regions, int64_t region_bytes)
+{
+    rows_of_block<SR, 8, NUM, ORD, false, false>(d, rows, seg, regions, region_bytes);
 }
 
 // ---- launching -------------------------------------------------------------------------
@@ -1398,7 +1421,12 @@ cudaError_t launch_bins(const spx_gemm_dev *d, const spx_gemm_launch *L, int b0,
         sorted_kernel<SR><<<(unsigned)blocks, SPX_GEMM_BLOCK, (size_t)smem, st>>>(*d, L->rows, seg);
         return cudaGetLastError();
     }
-    auto kernel = rows_kernel<SR, G, NUM, ORD, GLOB, WIN>;
+    auto kernel = [] {
+        if constexpr (G == 8)
+            return lanes_kernel<SR, NUM, ORD>;
+        else
+            return rows_kernel<SR, G, NUM, ORD, GLOB, WIN>;
+    }();
     if (smem > 48 * 1024) {
         cudaError_t e = cudaFuncSetAttribute(kernel, cudaFuncAttributeMaxDynamicSharedMemorySize, (int)smem);
         if (e != cudaSuccess)
