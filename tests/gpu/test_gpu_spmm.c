@@ -337,29 +337,37 @@ static void hard_shapes(void)
         shape_matrix(build_random_rows(1001, 997, 0, 30, 1, s == 1 ? SPX_INDEX_I64 : SPX_INDEX_I32),
                      name, SPX_SELL, &fp, n_odd, 2);
     }
-    /* TILED at each of its column tile widths (8, 16, 32 16-byte vectors), in
-     * every float type: rows of ~100-300 entries cross several entry windows
-     * and chunks of k; k, m and N (one partial vector) divide none of them;
-     * B and C also unaligned (element loads instead of cp.async) */
-    for (size_t d = 0; d < 4; d++) {
-        A = NULL;
-        CHECK_OK(g_ctx, spx_gen_pruned(g_ctx, 75, 1111, 0.8, next_seed(), types_all[d], SPX_INDEX_DEFAULT, &A));
-        char name[64];
-        snprintf(name, sizeof name, "tiled widths %s", spx_dtype_name(types_all[d]));
-        int64_t vec = 16 / (int64_t)spx_dtype_size(types_all[d]);
-        if (tmat_make(&t, A, SPX_CSR, NULL, name))
-            for (int64_t w = 8; w <= 32; w *= 2)
-                for (int aligned = 1; aligned >= 0; aligned--) {
-                    tcase c = case_make(&t, SPX_OP_NONE, types_all[d], w * vec + vec / 2 + 1);
-                    c.algs = 1u << SPX_SPMM_TILED;
-                    c.panel = w * vec;
-                    c.off_b = c.off_c = aligned ? 0 : 1;
-                    if (w == 32 && aligned)
-                        case_plan_runs(&c);
-                    run_case(&c, 0);
-                }
-        tmat_free(&t);
-    }
+    /* TILED at each of its column tile widths (1, 2, 4 16-byte vectors a lane),
+     * in every float type: 75 x 1111 (rows of ~100-300 entries) holds B's
+     * tile in several chunks of k, 300 x 200 in one; k, m and N (one partial
+     * vector) divide none of them; B and C also unaligned (element loads
+     * instead of cp.async) */
+    static const struct {
+        int64_t m, k;
+        double sparsity;
+    } tiled_shapes[] = {{75, 1111, 0.8}, {300, 200, 0.7}};
+    for (size_t d = 0; d < 4; d++)
+        for (size_t sh = 0; sh < 2; sh++) {
+            A = NULL;
+            CHECK_OK(g_ctx, spx_gen_pruned(g_ctx, tiled_shapes[sh].m, tiled_shapes[sh].k, tiled_shapes[sh].sparsity,
+                                           next_seed(), types_all[d], SPX_INDEX_DEFAULT, &A));
+            char name[64];
+            snprintf(name, sizeof name, "tiled widths %lldx%lld %s", (long long)tiled_shapes[sh].m,
+                     (long long)tiled_shapes[sh].k, spx_dtype_name(types_all[d]));
+            int64_t vec = 16 / (int64_t)spx_dtype_size(types_all[d]);
+            if (tmat_make(&t, A, SPX_CSR, NULL, name))
+                for (int64_t w = 8; w <= 32; w *= 2)
+                    for (int aligned = 1; aligned >= 0; aligned--) {
+                        tcase c = case_make(&t, SPX_OP_NONE, types_all[d], w * vec + vec / 2 + 1);
+                        c.algs = 1u << SPX_SPMM_TILED;
+                        c.panel = w * vec;
+                        c.off_b = c.off_c = aligned ? 0 : 1;
+                        if (w == 32 && aligned)
+                            case_plan_runs(&c);
+                        run_case(&c, 0);
+                    }
+            tmat_free(&t);
+        }
     /* layouts, leading dimensions, alignment, alpha/beta, in every float type */
     for (size_t d = 0; d < 4; d++) {
         A = build_random_rows(pick(2000, 500), pick(1700, 400), 0, 24, 1, SPX_INDEX_I32);

@@ -154,7 +154,7 @@ static spx_status alloc_rows(spx_gemm *g)
 {
     spx_ctx *ctx = g->ctx;
     const int64_t m = g->m;
-    SPX_CUDA_TRY(ctx, spx__cuda_sort_rows_by_bin(NULL, m, NULL, NULL, &g->sort_bytes, g->stream),
+    SPX_CUDA_TRY(ctx, spx__cuda_sort_rows_by_bin(NULL, m, 4, NULL, NULL, &g->sort_bytes, g->stream),
                  "sizing the row sort");
     SPX_CUDA_TRY(ctx, spx__cuda_gemm_scan(NULL, NULL, m + 1, NULL, &g->scan_bytes, g->stream),
                  "sizing the scan");
@@ -214,7 +214,7 @@ static spx_status bin_rows(spx_gemm *g, int numeric)
                                         g->stats, g->stream),
                      "binning rows");
         SPX_CUDA_TRY(ctx,
-                     spx__cuda_sort_rows_by_bin(g->bin, g->m, g->rows, g->sort_tmp, &g->sort_bytes,
+                     spx__cuda_sort_rows_by_bin(g->bin, g->m, 4, g->rows, g->sort_tmp, &g->sort_bytes,
                                                 g->stream),
                      "sorting rows by bin");
         spx_status s = spx__cuda_download(ctx, hs, g->stats, sizeof hs);

@@ -79,11 +79,18 @@ cudaError_t spx__cuda_launch_block_rows(const spx_cuda_csr *A, const int32_t *ro
 /* Every row of a SELL matrix, group lanes per row. */
 cudaError_t spx__cuda_launch_sell(const spx_cuda_sell *A, int group, const spx_cuda_dense_args *d);
 
-/* TILED: each block owns spx__cuda_tiled_rows() rows and tn columns (8, 16
- * or 32 16-byte vectors) and streams B through shared memory in chunks of k
- * rows; any k. */
-int64_t spx__cuda_tiled_rows(void);
-cudaError_t spx__cuda_launch_tiled(const spx_cuda_csr *A, int64_t tn, const spx_cuda_dense_args *d);
+/* TILED: each block owns `rows` rows (a multiple of SPX_CUDA_TILED_ROW_QUANTUM,
+ * taken in the order `order` lists them, or 0, 1, ... when it is NULL) and
+ * `cols` columns (8, 16 or 32 16-byte vectors) and holds kc rows of B's column
+ * tile in shared memory at a time (kc >= k: all of k, in one chunk); any k. */
+#define SPX_CUDA_TILED_ROW_QUANTUM 64
+typedef struct spx_cuda_tiled_shape {
+    int64_t cols, rows, kc;
+} spx_cuda_tiled_shape;
+/* Dynamic shared memory a TILED block of this shape takes for k rows of B. */
+size_t spx__cuda_tiled_smem(const spx_cuda_tiled_shape *s, int64_t k, spx_dtype dtype);
+cudaError_t spx__cuda_launch_tiled(const spx_cuda_csr *A, const int32_t *order, const spx_cuda_tiled_shape *s,
+                                   const spx_cuda_dense_args *d);
 
 /* Merge path: per-warp start coordinates (nwarps + 1 of each) computed once.
  * row_aligned: starts inside a row move back to its start (no row is cut) and
@@ -173,11 +180,16 @@ cudaError_t spx__cuda_transpose(spx_dtype dtype, const void *src, int64_t src_ld
  * indices must be sorted within rows. */
 cudaError_t spx__cuda_row_bins(const spx_cuda_csr *A, const int64_t bounds[4], unsigned char *bin,
                                unsigned long long *stats, cudaStream_t stream);
-/* Stable partition of rows by bin (ids below 16): rows_out[] lists rows of bin 0, then 1, ...
- * in increasing order within each bin. tmp: workspace of tmp_bytes (query
- * with tmp == NULL). */
-cudaError_t spx__cuda_sort_rows_by_bin(const unsigned char *bin, int64_t m, int32_t *rows_out,
+/* Stable partition of rows by bin (ids below 2^key_bits, key_bits <= 8): rows_out[] lists
+ * rows of bin 0, then 1, ... in increasing order within each bin. tmp: workspace of
+ * tmp_bytes (query with tmp == NULL). */
+cudaError_t spx__cuda_sort_rows_by_bin(const unsigned char *bin, int64_t m, int key_bits, int32_t *rows_out,
                                        void *tmp, size_t *tmp_bytes, cudaStream_t stream);
+/* key[i] = 255 - len(i) * 255 / max_len (max_len: the longest row's length), so
+ * that sorting rows by it puts the longest first and rows of about equal length
+ * side by side. */
+cudaError_t spx__cuda_row_length_keys(const spx_cuda_csr *A, int64_t max_len, unsigned char *key,
+                                      cudaStream_t stream);
 /* Convert index arrays on the device. */
 cudaError_t spx__cuda_widen_i32(const int32_t *src, int64_t *dst, int64_t n, cudaStream_t stream);
 cudaError_t spx__cuda_narrow_i64(const int64_t *src, int32_t *dst, int64_t n, cudaStream_t stream);

@@ -241,20 +241,54 @@ static spx_status prepare_csr(spx_ctx *ctx, cuda_plan *P, const spx_matrix *A, s
  * holds every row, the grouping is the identity: rows_sorted stays NULL and
  * the kernels read row numbers from their slots (one dependent load less per
  * row, no sort at plan time). */
-static spx_status build_bins(spx_ctx *ctx, cuda_plan *P, const int64_t bounds[4])
+/* The bins kernel: bin[] of every row, and the statistics (host[], as
+ * spx__cuda_row_bins documents) on the host. */
+static spx_status row_bins(spx_ctx *ctx, cuda_plan *P, const int64_t bounds[4], unsigned char *bin,
+                           unsigned long long host[2 * NBINS + 3])
+{
+    cudaStream_t st = spx__cuda(ctx)->stream;
+    size_t bytes = (2 * NBINS + 3) * sizeof *host;
+    unsigned long long *counts = NULL;
+    spx_status s;
+    if (!(s = spx__cuda_alloc(ctx, (void **)&counts, bytes, "row bins")) &&
+        !(s = spx__cuda_check(ctx, cudaMemsetAsync(counts, 0, bytes, st), "row bins")) &&
+        !(s = spx__cuda_check(ctx, spx__cuda_row_bins(&P->csr, bounds, bin, counts, st), "row_bins kernel")) &&
+        !(s = spx__cuda_download(ctx, host, counts, bytes)))
+        s = spx__cuda_sync(ctx);
+    spx__cuda_free(ctx, counts);
+    if (!s)
+        P->max_row = (int64_t)host[2 * NBINS + 2];
+    return s;
+}
+
+/* P->rows_sorted: the rows stably sorted by the byte key[] (key_bits bits). */
+static spx_status sort_rows(spx_ctx *ctx, cuda_plan *P, const unsigned char *key, int key_bits)
 {
     cudaStream_t st = spx__cuda(ctx)->stream;
     int64_t m = P->m;
-    unsigned char *bin = NULL;
-    unsigned long long *counts = NULL, host_counts[2 * NBINS + 3];
     void *tmp = NULL;
     size_t tmp_bytes = 0;
     spx_status s;
-    if ((s = spx__cuda_alloc(ctx, (void **)&bin, (size_t)m, "row bins")) ||
-        (s = spx__cuda_alloc(ctx, (void **)&counts, sizeof host_counts, "row bins")) ||
-        (s = spx__cuda_check(ctx, cudaMemsetAsync(counts, 0, sizeof host_counts, st), "row bins")) ||
-        (s = spx__cuda_check(ctx, spx__cuda_row_bins(&P->csr, bounds, bin, counts, st), "row_bins kernel")) ||
-        (s = spx__cuda_download(ctx, host_counts, counts, sizeof host_counts)) || (s = spx__cuda_sync(ctx)))
+    if (!(s = spx__plan_alloc(ctx, P, (void **)&P->rows_sorted, (size_t)m * sizeof(int32_t), "row order")) &&
+        !(s = spx__cuda_check(
+              ctx, spx__cuda_sort_rows_by_bin(key, m, key_bits, P->rows_sorted, NULL, &tmp_bytes, st),
+              "sizing the row sort")) &&
+        !(s = spx__cuda_alloc(ctx, &tmp, tmp_bytes, "row sort")) &&
+        !(s = spx__cuda_check(
+              ctx, spx__cuda_sort_rows_by_bin(key, m, key_bits, P->rows_sorted, tmp, &tmp_bytes, st),
+              "sorting rows")))
+        s = spx__cuda_sync(ctx);
+    spx__cuda_free(ctx, tmp);
+    return s;
+}
+
+static spx_status build_bins(spx_ctx *ctx, cuda_plan *P, const int64_t bounds[4])
+{
+    unsigned char *bin = NULL;
+    unsigned long long host_counts[2 * NBINS + 3];
+    spx_status s;
+    if ((s = spx__cuda_alloc(ctx, (void **)&bin, (size_t)P->m, "row bins")) ||
+        (s = row_bins(ctx, P, bounds, bin, host_counts)))
         goto done;
     int64_t offset = 0, used = 0;
     for (int b = 0; b < NBINS; b++) {
@@ -266,19 +300,30 @@ static spx_status build_bins(spx_ctx *ctx, cuda_plan *P, const int64_t bounds[4]
     }
     P->lower_bw = (int64_t)host_counts[2 * NBINS];
     P->upper_bw = (int64_t)host_counts[2 * NBINS + 1];
-    P->max_row = (int64_t)host_counts[2 * NBINS + 2];
-    if (used > 1 &&
-        !(s = spx__plan_alloc(ctx, P, (void **)&P->rows_sorted, (size_t)m * sizeof(int32_t), "row bins")) &&
-        !(s = spx__cuda_check(ctx, spx__cuda_sort_rows_by_bin(bin, m, P->rows_sorted, NULL, &tmp_bytes, st),
-                              "sizing the row sort")) &&
-        !(s = spx__cuda_alloc(ctx, &tmp, tmp_bytes, "row sort")) &&
-        !(s = spx__cuda_check(ctx, spx__cuda_sort_rows_by_bin(bin, m, P->rows_sorted, tmp, &tmp_bytes, st),
-                              "sorting rows by bin")))
-        s = spx__cuda_sync(ctx);
+    if (used > 1)
+        s = sort_rows(ctx, P, bin, 4);
 done:
-    spx__cuda_free(ctx, tmp);
-    spx__cuda_free(ctx, counts);
     spx__cuda_free(ctx, bin);
+    return s;
+}
+
+/* TILED's row order: the longest rows first, rows of about equal length
+ * side by side. A warp's teams run their loops to the longest of their rows,
+ * so rows of equal length waste no steps; long rows first keep the last
+ * blocks short. */
+static spx_status order_rows_by_length(spx_ctx *ctx, cuda_plan *P, const int64_t bounds[4])
+{
+    unsigned char *key = NULL;
+    unsigned long long host_counts[2 * NBINS + 3];
+    spx_status s;
+    if (P->m < 2)
+        return SPX_OK;
+    if (!(s = spx__cuda_alloc(ctx, (void **)&key, (size_t)P->m, "row order")) &&
+        !(s = row_bins(ctx, P, bounds, key, host_counts)) && P->max_row > 0 &&
+        !(s = spx__cuda_check(ctx, spx__cuda_row_length_keys(&P->csr, P->max_row, key, spx__cuda(ctx)->stream),
+                              "row length keys")))
+        s = sort_rows(ctx, P, key, 8);
+    spx__cuda_free(ctx, key);
     return s;
 }
 
@@ -310,31 +355,89 @@ static int64_t choose_panel(const cuda_plan *P, int64_t l2_bytes, int64_t forced
     return panelled < 0.8 * direct ? w : 0;
 }
 
-/* TILED: columns per block, a power of two of 16-byte vectors from 8 to 32
- * (forced: the caller's panel width). The fewest that cover N, halved while
- * the grid would give an SM fewer than two blocks (the column tiles multiply
- * the blocks; each block still stages all of k). */
-static spx_status choose_tiled_columns(spx_ctx *ctx, cuda_plan *P, int64_t forced, char *why, size_t whylen)
+/* TILED's shared memory per block: half an SM's (two blocks per SM; the
+ * hardware keeps 1 KB a block), within the per-block limit. */
+static int64_t tiled_smem_budget(spx_ctx *ctx)
 {
-    int64_t vec = 16 / (int64_t)spx_dtype_size(P->dtype), tn = 8 * vec;
+    const spx_device_info *in = &spx__cuda(ctx)->info;
+    int64_t budget = in->smem_per_sm / 2 - 1024;
+    if (budget > in->smem_per_block_optin)
+        budget = in->smem_per_block_optin;
+    return budget < 48 * 1024 ? 48 * 1024 : budget;
+}
+
+/* TILED's block shape. Columns: 8 lanes x 1 16-byte vector (forced: the
+ * caller's panel width, 1, 2 or 4 vectors a lane). Rows: enough that each
+ * element of the B tile a block copies is used about 8 times (rows x density
+ * >= 8), from 32 to 512, halved while the grid would not fill the GPU once at
+ * two blocks per SM. k: all of it when the tile's k rows fit in half an SM's
+ * shared memory (two blocks per SM), else chunks that fill that half beside
+ * the rows' partial sums (fewer rows if the chunks would be short). */
+static spx_status choose_tiled_shape(spx_ctx *ctx, cuda_plan *P, int64_t forced, char *why, size_t whylen)
+{
+    spx_cuda_tiled_shape *t = &P->tiled;
+    int64_t es = (int64_t)spx_dtype_size(P->dtype), acc = P->dtype == SPX_F64 ? 8 : 4, base = 8 * (16 / es);
+    t->cols = base;
     if (forced > 0) {
-        if (forced != 8 * vec && forced != 16 * vec && forced != 32 * vec)
+        if (forced != base && forced != 2 * base && forced != 4 * base)
             return spx__fail(ctx, SPX_ERR_INVALID_ARGUMENT,
                              "tiled: the panel width must be %lld, %lld or %lld columns for %s (got %lld)",
-                             (long long)(8 * vec), (long long)(16 * vec), (long long)(32 * vec),
+                             (long long)base, (long long)(2 * base), (long long)(4 * base),
                              spx_dtype_name(P->dtype), (long long)forced);
-        tn = forced;
-    } else {
-        while (tn < 32 * vec && tn < P->n)
-            tn *= 2;
-        int64_t row_blocks = (P->m + spx__cuda_tiled_rows() - 1) / spx__cuda_tiled_rows();
-        while (tn > 8 * vec && row_blocks * ((P->n + tn - 1) / tn) < 2 * sm_count(ctx))
-            tn /= 2;
+        t->cols = forced;
     }
-    P->tiled_cols = tn;
-    snprintf(why, whylen, "blocks of %lld rows x %lld columns stage B through shared memory in chunks of k",
-             (long long)spx__cuda_tiled_rows(), (long long)tn);
+    int64_t budget = tiled_smem_budget(ctx);
+    double density = P->m && P->k ? (double)P->csr.nnz / ((double)P->m * (double)P->k) : 1.0;
+    int64_t tiles = (P->n + t->cols - 1) / t->cols, mq = (P->m + SPX_CUDA_TILED_ROW_QUANTUM - 1) / SPX_CUDA_TILED_ROW_QUANTUM * SPX_CUDA_TILED_ROW_QUANTUM;
+    const int64_t q = SPX_CUDA_TILED_ROW_QUANTUM;
+    t->rows = q;
+    while (t->rows < 512 && t->rows < mq && (double)t->rows * density < 8.0)
+        t->rows *= 2;
+    while (t->rows > q && (P->m + t->rows - 1) / t->rows * tiles < 2 * sm_count(ctx))
+        t->rows /= 2;
+    int64_t row_bytes = t->cols * es;
+    if ((P->k + 1) * row_bytes <= budget) { /* k rows and a row of zeros */
+        t->kc = P->k > 0 ? P->k : 1;
+    } else {
+        for (;;) {
+            t->kc = (budget - t->rows * (t->cols * acc + 8)) / row_bytes - 1;
+            if (t->kc >= 64 || t->rows == q)
+                break;
+            t->rows /= 2;
+        }
+        if (t->kc < 1)
+            t->kc = 1;
+    }
+    if (t->kc >= P->k)
+        snprintf(why, whylen, "blocks of %lld rows x %lld columns hold all of B's column tile in shared memory",
+                 (long long)t->rows, (long long)t->cols);
+    else
+        snprintf(why, whylen,
+                 "blocks of %lld rows x %lld columns hold B's column tile in shared memory, %lld rows of k at a time",
+                 (long long)t->rows, (long long)t->cols, (long long)t->kc);
     return SPX_OK;
+}
+
+/* AUTO takes TILED on f32 data when N >= TILED_MIN_N (the column tiles then
+ * give enough blocks of many rows to fill the GPU) and A holds at least
+ * TILED_MIN_DENSITY of its cells (each block's copy of B's tile is then used
+ * several times over), with all of k in one shared-memory chunk or at least
+ * TILED_CHUNKED_MIN_DENSITY of the cells (every further chunk costs a refill
+ * that the block waits on and a pass over each row). Denser matrices take the
+ * dense path first. Measured on an H100 over the DLMC layers at N = 256, 1024
+ * and 4096 (docs/PERFORMANCE.md): TILED was ahead of merge path on most
+ * layers at N >= 1024 within those bounds and behind on most others. */
+static bool tiled_pays(spx_ctx *ctx, const cuda_plan *P, char *why, size_t whylen)
+{
+    if (P->dtype != SPX_F32 || P->n < TILED_MIN_N || P->m <= 0 || P->k <= 0)
+        return false;
+    double density = (double)P->csr.nnz / ((double)P->m * (double)P->k);
+    bool one_chunk = (P->k + 1) * 8 * 16 <= tiled_smem_budget(ctx); /* tiles of 8 16-byte vectors */
+    if (density < TILED_MIN_DENSITY || (!one_chunk && density < TILED_CHUNKED_MIN_DENSITY))
+        return false;
+    snprintf(why, whylen, "chosen because A holds %.1f%% of its cells and N >= %d: %s", 100.0 * density,
+             TILED_MIN_N, one_chunk ? "all of k fits in shared memory" : "dense enough for chunks of k");
+    return true;
 }
 
 /* Merge-path items (rows + entries) per warp: an equal share over the warps
@@ -361,9 +464,7 @@ static int64_t merge_items(spx_ctx *ctx, const cuda_plan *P)
  * one launch. Measured on an H200 (docs/PERFORMANCE.md): merge path is then
  * within a few percent of the binned row kernels or well ahead of them (a
  * power-law graph's longest row holds a row kernel back); the row kernels win
- * at narrow N and on small products. (TILED is not chosen automatically: over
- * the DLMC layers at N = 256..4096 it reached 0.58x of cuSPARSE where merge
- * path reached 0.76x; it is ahead only on the densest layers at N >= 1024.) */
+ * at narrow N and on small products. */
 static bool merge_pays(spx_ctx *ctx, const cuda_plan *P, char *why, size_t whylen)
 {
     double nnz = (double)P->csr.nnz, work = nnz * (double)P->n;
@@ -575,8 +676,8 @@ spx_status spx__cuda_spmm_plan_create(spx_ctx *ctx, const spx_spmm_args *a, void
             s = prepare_merge(ctx, P);
         break;
     case SPX_SPMM_TILED:
-        if (!(s = prepare_csr(ctx, P, A, &P->csr)))
-            s = choose_tiled_columns(ctx, P, opts.panel_cols, why, sizeof why);
+        if (!(s = prepare_csr(ctx, P, A, &P->csr)) && !(s = choose_tiled_shape(ctx, P, opts.panel_cols, why, sizeof why)))
+            s = order_rows_by_length(ctx, P, bounds);
         break;
     case SPX_SPMM_DENSE:
         if (!(s = prepare_csr(ctx, P, A, &P->csr)))
@@ -589,6 +690,12 @@ spx_status spx__cuda_spmm_plan_create(spx_ctx *ctx, const spx_spmm_args *a, void
         if (P->alg == SPX_SPMM_AUTO && dense_pays(ctx, P, reason, sizeof reason)) {
             P->alg = SPX_SPMM_DENSE;
             if (!(s = spx__plan_prepare_dense(ctx, P, A, why, sizeof why)))
+                snprintf(why + strlen(why), sizeof why - strlen(why), "; %s", reason);
+            break;
+        }
+        if (P->alg == SPX_SPMM_AUTO && tiled_pays(ctx, P, reason, sizeof reason)) {
+            P->alg = SPX_SPMM_TILED;
+            if (!(s = choose_tiled_shape(ctx, P, 0, why, sizeof why)) && !(s = order_rows_by_length(ctx, P, bounds)))
                 snprintf(why + strlen(why), sizeof why - strlen(why), "; %s", reason);
             break;
         }

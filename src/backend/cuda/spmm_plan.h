@@ -27,6 +27,10 @@
 #define DENSE_SHARE_TC 32
 #define DENSE_MIN_N 256
 #define DENSE_MIN_WORK 2.5e7 /* nnz x N */
+/* TILED in AUTO (tiled_pays in spmm_plan.c): the least N and shares of A's cells */
+#define TILED_MIN_N 1024
+#define TILED_MIN_DENSITY 0.03
+#define TILED_CHUNKED_MIN_DENSITY 0.15
 
 typedef struct plan_bin {
     spx_spmm_alg alg; /* ROW_SPLIT, WARP_ROW or BLOCK_ROW */
@@ -47,11 +51,11 @@ typedef struct cuda_plan {
     spx_cuda_bsr bsr;
     spx_cuda_gather gather;
     spx_cuda_densified dense;
-    int32_t *rows_sorted; /* rows grouped by bin; NULL when one bin holds every row */
+    int32_t *rows_sorted; /* rows grouped by bin (TILED: by length); NULL: 0, 1, ... */
     plan_bin bins[NBINS];
     int group;                  /* lanes covering the columns in the row kernels (group x 16 bytes) */
     int64_t panel;              /* columns per tile of the row kernels (0: as wide as the group allows) */
-    int64_t tiled_cols;         /* TILED: columns per block */
+    spx_cuda_tiled_shape tiled; /* TILED: block shape and chunk of k */
     int64_t lower_bw, upper_bw; /* bandwidths of op(A) */
     int64_t max_row;            /* entries in the longest row of op(A) */
     int64_t mp_items, mp_nwarps; /* merge path: items (rows + entries) per warp, warps per column tile */

@@ -1,16 +1,24 @@
-// TILED SpMM for matrices whose rows are dense enough that neighbouring rows
-// share most rows of B (pruned weights: a few thousand columns, 2-50 % dense).
-// Merge path and the row kernels read one B row segment through L2 per entry
-// and are L2-bound there; here a block owns TILED_ROWS rows and a tile of
-// G x V columns and walks k in chunks: each chunk of B (KC rows of the tile)
-// is copied to shared memory with cp.async while the warps use the previous
-// one, so B crosses L2 once per block instead of once per entry.
+// TILED SpMM: B held in shared memory while many rows use it.
 //
-// A sub-group of G lanes owns RL rows of the block; for each it keeps a window
-// of the next G entries in registers (one per lane) and per chunk takes the
-// window's entries whose column falls in the chunk (columns are sorted, so
-// they are consecutive). Each row's entries are added in column order: the
-// result is bit-exact from run to run. Exact arithmetic on CUDA cores.
+// Merge path and the row kernels read one B row segment through L1/L2 per
+// entry. On pruned weights (a few thousand columns, 2-50 % dense) many rows
+// share each column, so a block here owns a large set of rows (the plan
+// picks how many) and a tile of 8, 16 or 32 16-byte vectors of columns: it
+// copies rows [k0, k0 + kc) of B's tile into shared memory once (all of k
+// when it fits) and every row of the block takes its entries in that range
+// from there. B then crosses L2 once per block, and each entry costs a
+// shared-memory load instead of an L1 lookup that may miss.
+//
+// A team of G lanes owns one row at a time, each lane W 16-byte vectors of
+// the tile (teams of 4 x 2 for tiles of 8 vectors: a shuffle pair per entry
+// then serves 8 vector loads, not 4 as with teams of 8 x 1). Shuffles and
+// shared-memory loads share one data path, which bounds this kernel. Entries
+// are loaded 32 per team at once and broadcast with shuffles; a warp's teams
+// run their loops together (bounds are warp maxima), so the shuffles stay
+// converged, and the plan lists rows by length so that they take about equal
+// steps. When k takes several chunks, rows' partial sums and positions wait
+// in shared memory from one chunk to the next. Each row adds its entries in
+// column order: bit-exact from run to run. Exact arithmetic on CUDA cores.
 #include <limits.h>
 
 #include "backend/cuda/device_types.cuh"
@@ -19,9 +27,8 @@ extern "C" {
 #include "backend/cuda/spmm_cuda.h"
 }
 
-#define TILED_ROWS 32                 /* rows per block */
-#define TILED_STAGE_BYTES (32 * 1024) /* one chunk of B; two in flight */
 #define TILED_THREADS 256
+#define TILED_BATCH 32 /* entries a team loads at once */
 
 namespace {
 
@@ -29,7 +36,10 @@ template <typename T> struct tiled_params {
     const int64_t *rowptr;
     const int32_t *colidx;
     const T *vals;
+    const int32_t *order; // the rows in the order blocks take them (NULL: 0, 1, ...)
     int64_t m, k;
+    int64_t rows; // rows per block
+    int64_t kc;   // rows of B per chunk
     dense_ops<T> d;
     int vec_loads; // B and C may be accessed with 16-byte vectors
 };
@@ -39,23 +49,23 @@ __device__ __forceinline__ void cp_async16(void *smem, const void *gmem, int src
     const unsigned s = (unsigned)__cvta_generic_to_shared(smem);
     asm volatile("cp.async.cg.shared.global [%0], [%1], 16, %2;\n" ::"r"(s), "l"(gmem), "r"(src_bytes));
 }
-__device__ __forceinline__ void cp_async_commit() { asm volatile("cp.async.commit_group;\n" ::); }
-template <int N> __device__ __forceinline__ void cp_async_wait() { asm volatile("cp.async.wait_group %0;\n" ::"n"(N)); }
 
-// Copy rows [kr0, kr0 + KC) x columns [c0, c0 + G*V) of B into a stage laid
-// out as KC rows of G 16-byte vectors; rows past k and columns past n read as
-// zeros. Asynchronous when B allows 16-byte accesses, else element by element.
-template <typename T, int V, int G>
-__device__ __forceinline__ void load_chunk(T *stage, const tiled_params<T> &p, int64_t kr0, int64_t c0)
+// Copy rows [k0, k1) x columns [c0, c0 + NV vectors) of B into slab rows of
+// NV 16-byte vectors; columns past n read as zeros. Asynchronous when B
+// allows 16-byte accesses, else element by element. Returns after the copy
+// has landed and the block has synchronised.
+template <typename T, int NV>
+__device__ __forceinline__ void load_slab(T *slab, const tiled_params<T> &p, int k0, int k1, int64_t c0)
 {
-    constexpr int KC = TILED_STAGE_BYTES / (G * 16);
-    for (int e = threadIdx.x; e < KC * G; e += TILED_THREADS) {
-        const int r = e / G, cv = e % G;
-        const int64_t kr = kr0 + r, cc = c0 + (int64_t)cv * V;
-        const int64_t left = kr < p.k ? p.d.n - cc : 0;
+    constexpr int V = vec16<T>::n;
+    const int64_t total = (int64_t)(k1 - k0) * NV;
+    for (int64_t e = threadIdx.x; e < total; e += TILED_THREADS) {
+        const int64_t r = e / NV;
+        const int cv = (int)(e % NV);
+        const int64_t cc = c0 + (int64_t)cv * V, left = p.d.n - cc;
         const int cnt = left >= V ? V : (left > 0 ? (int)left : 0);
-        T *dst = stage + r * (G * V) + cv * V;
-        const T *src = p.d.B + (cnt ? kr * p.d.ldb + cc : 0);
+        T *dst = slab + r * (NV * V) + cv * V;
+        const T *src = p.d.B + (cnt ? ((int64_t)k0 + r) * p.d.ldb + cc : 0);
         if (p.vec_loads) {
             cp_async16(dst, src, cnt * (int)sizeof(T));
         } else {
@@ -66,169 +76,193 @@ __device__ __forceinline__ void load_chunk(T *stage, const tiled_params<T> &p, i
                 dst[t] = from_acc<T>(tmp[t]);
         }
     }
+    asm volatile("cp.async.commit_group;\ncp.async.wait_group 0;\n" ::);
+    __syncthreads();
 }
 
-// The window of G entries of a row starting at entry w (one per lane):
-// column INT_MAX and value 0 past the row's end.
-template <typename T>
-__device__ __forceinline__ void load_window(const tiled_params<T> &p, int64_t w, int64_t end, int glane, int &col,
-                                            typename acc_of<T>::type &val)
-{
-    const int64_t i = w + glane;
-    col = i < end ? p.colidx[i] : INT_MAX;
-    val = i < end ? a_value(p.vals, i) : typename acc_of<T>::type(0);
-}
-
-template <typename T, int V, int G>
-__global__ void __launch_bounds__(TILED_THREADS) tiled_kernel(const tiled_params<T> p)
+template <typename T, int G, int W>
+__global__ void __launch_bounds__(TILED_THREADS, sizeof(T) >= 4 ? 3 : 2) tiled_kernel(const tiled_params<T> p)
 {
     typedef typename acc_of<T>::type A;
-    constexpr int S = 32 / G;                                  // rows a warp works on at once
-    constexpr int RL = TILED_ROWS / (TILED_THREADS / 32 * S); // rows per sub-group
-    constexpr int TN = G * V;                                  // columns per block
-    constexpr int KC = TILED_STAGE_BYTES / (TN * (int)sizeof(T));
-    constexpr int STAGE = (KC + 1) * TN; // elements per stage: KC rows of B, then a row of zeros
-    constexpr int U = SPX_SPMM_IN_FLIGHT;
-    static_assert(RL >= 1 && TILED_ROWS % (TILED_THREADS / 32 * S) == 0, "rows per block");
+    constexpr int V = vec16<T>::n, NV = G * W, TN = NV * V, ROW_BYTES = TN * (int)sizeof(T);
+    constexpr int TEAMS = TILED_THREADS / G, E = TILED_BATCH / G; // E: entries per lane per batch
+    constexpr int U = W >= 4 ? 2 : SPX_SPMM_IN_FLIGHT;             // entries in flight (registers)
+    static_assert(G % U == 0 && G * W >= 8, "entries in flight divide the team; tiles of >= 128 bytes");
     extern __shared__ __align__(16) unsigned char smem_raw[];
-    T *const stages = reinterpret_cast<T *>(smem_raw);
+    const int64_t kc = p.kc, nchunks = p.k > 0 ? (p.k + kc - 1) / kc : 1, R = p.rows; // k = 0: C = beta C
+    T *const slab = reinterpret_cast<T *>(smem_raw);
+    // only with several chunks: sums [R][TN], then the next entry of each row
+    A *const sums = reinterpret_cast<A *>(smem_raw + (kc + 1) * TN * sizeof(T));
+    int64_t *const next = reinterpret_cast<int64_t *>(sums + R * TN);
 
-    const int lane = threadIdx.x & 31, warp = threadIdx.x >> 5, glane = lane & (G - 1), sub = lane / G;
-    const unsigned gmask = G == 32 ? SPX_FULL_MASK : ((1u << G) - 1) << (sub * G);
-    const int64_t c0 = (int64_t)blockIdx.y * TN, col0 = c0 + (int64_t)glane * V;
-    const int64_t row0 = (int64_t)blockIdx.x * TILED_ROWS + (int64_t)(warp * S + sub) * RL;
-    // slots past a row's entries in this chunk read the zero row, times -0: exact no-ops
-    for (int e = threadIdx.x; e < 2 * TN; e += TILED_THREADS)
-        stages[(e / TN) * STAGE + KC * TN + e % TN] = from_acc<T>(A(0));
+    const int lane = threadIdx.x & 31, tl = lane & (G - 1), team = threadIdx.x / G, sub = lane / G;
+    const unsigned tmask = (G == 32 ? SPX_FULL_MASK : (1u << G) - 1) << (sub * G);
+    const int64_t r0 = (int64_t)blockIdx.x * R, rend = r0 + R < p.m ? r0 + R : p.m;
+    const int64_t c0 = (int64_t)blockIdx.y * TN;
+    // The lane's vectors: at step w, vector vec_of(w) of the tile. Teams
+    // rotate the steps so that the teams of a quarter warp read different
+    // 128-byte parts of their rows: conflict-free.
+    auto vec_of = [&](int w) { return ((w + team) & (W - 1)) * G + tl; };
+    const char *const slab_bytes = reinterpret_cast<const char *>(slab);
+    const int zero_row = (int)kc; // row kc holds zeros
+    for (int e = threadIdx.x; e < TN; e += TILED_THREADS)
+        slab[kc * TN + e] = from_acc<T>(A(0));
 
-    A acc[RL][V];
-    int64_t pos[RL], end[RL], wstart[RL]; // next entry, row end, first entry of the window
-    int wcol[RL], ncol[RL];               // the window (entries wstart + lane) and the one after it
-    A wval[RL], nval[RL];
-#pragma unroll
-    for (int r = 0; r < RL; r++) {
-#pragma unroll
-        for (int t = 0; t < V; t++)
-            acc[r][t] = A(0);
-        pos[r] = end[r] = 0;
-        if (row0 + r < p.m) {
-            pos[r] = p.rowptr[row0 + r];
-            end[r] = p.rowptr[row0 + r + 1];
-        }
-        wstart[r] = pos[r];
-        load_window(p, pos[r], end[r], glane, wcol[r], wval[r]);
-        load_window(p, pos[r] + G, end[r], glane, ncol[r], nval[r]);
-    }
-
-    const int64_t nchunks = (p.k + KC - 1) / KC;
-    load_chunk<T, V, G>(stages, p, 0, c0);
-    cp_async_commit();
     for (int64_t c = 0; c < nchunks; c++) {
-        if (c + 1 < nchunks) {
-            load_chunk<T, V, G>(stages + ((c + 1) & 1) * STAGE, p, (c + 1) * KC, c0);
-            cp_async_commit();
-            cp_async_wait<1>();
-        } else {
-            cp_async_wait<0>();
-        }
-        __syncthreads();
-        const T *bs = stages + (c & 1) * STAGE + glane * V;
-        const int k0 = (int)(c * KC);
-        const int64_t k1 = c * KC + KC;
+        const int k0 = (int)(c * kc), k1 = (int)(k0 + kc < p.k ? k0 + kc : p.k);
+        if (c > 0)
+            __syncthreads(); // every row is done with the previous chunk
+        load_slab<T, NV>(slab, p, k0, k1, c0);
+        // the warp's teams take slots base + sub, base + TEAMS + sub, ...
+        for (int64_t base = r0 + (threadIdx.x / 32) * (32 / G); base < rend; base += TEAMS) {
+            const int64_t slot = base + sub, rl = slot - r0;
+            const bool live = slot < rend;
+            const int64_t row = !live ? 0 : p.order ? p.order[slot] : slot;
+            A acc[W][V];
+            int64_t pos = 0, end = 0;
+            if (live) {
+                end = p.rowptr[row + 1];
+                pos = c == 0 ? p.rowptr[row] : next[rl];
+            }
 #pragma unroll
-        for (int r = 0; r < RL; r++) {
+            for (int w = 0; w < W; w++)
+#pragma unroll
+                for (int t = 0; t < V; t++)
+                    acc[w][t] = c == 0 || !live ? A(0) : sums[rl * TN + vec_of(w) * V + t];
             for (;;) {
-                // the window's entries in this chunk: lanes [first, first + n)
-                const int first = (int)(pos[r] - wstart[r]);
-                const unsigned in = __ballot_sync(SPX_FULL_MASK, glane >= first && wcol[r] < k1) & gmask;
-                const int n = __popc(in);
-                const int jmax = (int)__reduce_max_sync(SPX_FULL_MASK, (unsigned)n);
-                for (int j0 = 0; j0 < jmax; j0 += U) {
-                    A b[U][V], vj[U];
+                // the batch: byte offsets of the entries' slab rows and their values;
+                // entries outside the chunk read the zero row with value -0 (exact no-ops)
+                int off[E];
+                A val[E];
+                int n = 0; // entries of the batch in this chunk (a prefix: columns are sorted)
 #pragma unroll
-                    for (int u = 0; u < U; u++) {
-                        const int j = j0 + u, src = (first + j) & (G - 1);
-                        const int cj = __shfl_sync(SPX_FULL_MASK, wcol[r], src, G);
-                        const A v = __shfl_sync(SPX_FULL_MASK, wval[r], src, G);
-                        vj[u] = j < n ? v : A(-0.0);
-                        load_plain<T, V>(bs + (j < n ? cj - k0 : KC) * TN, b[u]);
+                for (int q = 0; q < E; q++) {
+                    const int64_t i = pos + q * G + tl;
+                    const int col = i < end ? p.colidx[i] : INT_MAX;
+                    const bool in = col < k1;
+                    off[q] = (in ? col - k0 : zero_row) * ROW_BYTES;
+                    val[q] = in ? a_value(p.vals, i) : A(-0.0);
+                    n += __popc(__ballot_sync(SPX_FULL_MASK, in) & tmask);
+                }
+                const int nmax = (int)__reduce_max_sync(SPX_FULL_MASK, (unsigned)n);
+#pragma unroll
+                for (int q = 0; q < E; q++) {
+#pragma unroll
+                    for (int j0 = 0; j0 < G; j0 += U) {
+                        if (q * G + j0 >= nmax)
+                            break;
+                        A b[U][W][V], vj[U];
+#pragma unroll
+                        for (int u = 0; u < U; u++) {
+                            const int o = __shfl_sync(SPX_FULL_MASK, off[q], j0 + u, G);
+                            vj[u] = __shfl_sync(SPX_FULL_MASK, val[q], j0 + u, G);
+#pragma unroll
+                            for (int w = 0; w < W; w++)
+                                load_plain<T, V>(reinterpret_cast<const T *>(slab_bytes + o + vec_of(w) * 16), b[u][w]);
+                        }
+#pragma unroll
+                        for (int u = 0; u < U; u++)
+#pragma unroll
+                            for (int w = 0; w < W; w++)
+#pragma unroll
+                                for (int t = 0; t < V; t++)
+                                    acc[w][t] = fma(vj[u], b[u][w][t], acc[w][t]);
                     }
-#pragma unroll
-                    for (int u = 0; u < U; u++)
-#pragma unroll
-                        for (int t = 0; t < V; t++)
-                            acc[r][t] = fma(vj[u], b[u][t], acc[r][t]);
                 }
-                pos[r] += n;
-                // window used up and the row goes on: move to the next one (already
-                // loaded), fetch the one after; it may still hold entries of this chunk
-                const bool more = pos[r] == wstart[r] + G && pos[r] < end[r];
-                if (more) {
-                    wstart[r] = pos[r];
-                    wcol[r] = ncol[r];
-                    wval[r] = nval[r];
-                    load_window(p, pos[r] + G, end[r], glane, ncol[r], nval[r]);
-                }
-                if (!__any_sync(SPX_FULL_MASK, more))
+                pos += n;
+                // the whole batch was in this chunk and the row goes on: load the next
+                if (!__any_sync(SPX_FULL_MASK, n == TILED_BATCH && pos < end))
                     break;
             }
-        }
-        __syncthreads(); // the stage is refilled two chunks on
-    }
-    const int count = p.d.n - col0 >= V ? V : (p.d.n - col0 > 0 ? (int)(p.d.n - col0) : 0);
+            if (!live)
+                continue;
+            if (c + 1 < nchunks) {
+                __syncwarp(tmask); // the team's lanes have read next[rl]
 #pragma unroll
-    for (int r = 0; r < RL; r++)
-        if (row0 + r < p.m && count > 0)
-            store_epilogue<T, V>(p.d.C + (row0 + r) * p.d.ldc + col0, count, acc[r], p.d.alpha, p.d.beta,
-                                 p.vec_loads != 0);
+                for (int w = 0; w < W; w++)
+#pragma unroll
+                    for (int t = 0; t < V; t++)
+                        sums[rl * TN + vec_of(w) * V + t] = acc[w][t];
+                if (tl == 0)
+                    next[rl] = pos;
+                continue;
+            }
+#pragma unroll
+            for (int w = 0; w < W; w++) {
+                const int64_t col0 = c0 + (int64_t)vec_of(w) * V;
+                const int count = p.d.n - col0 >= V ? V : (p.d.n - col0 > 0 ? (int)(p.d.n - col0) : 0);
+                if (count > 0)
+                    store_epilogue<T, V>(p.d.C + row * p.d.ldc + col0, count, acc[w], p.d.alpha, p.d.beta,
+                                         p.vec_loads != 0);
+            }
+        }
+    }
 }
 
-template <typename T, int V, int G> cudaError_t launch_g(const tiled_params<T> &p, int64_t n, cudaStream_t st)
+template <typename T, int G, int W>
+cudaError_t launch_gw(const tiled_params<T> &p, int64_t n, size_t smem, cudaStream_t st)
 {
-    const int smem = 2 * (TILED_STAGE_BYTES + G * 16); /* two stages, each with its zero row */
-    cudaError_t e = cudaFuncSetAttribute(tiled_kernel<T, V, G>, cudaFuncAttributeMaxDynamicSharedMemorySize, smem);
+    constexpr int64_t TN = G * W * vec16<T>::n;
+    cudaError_t e = cudaFuncSetAttribute(tiled_kernel<T, G, W>, cudaFuncAttributeMaxDynamicSharedMemorySize, (int)smem);
     if (e != cudaSuccess)
         return e;
-    const int64_t gx = (p.m + TILED_ROWS - 1) / TILED_ROWS, gy = (n + G * V - 1) / (G * V);
+    const int64_t gx = (p.m + p.rows - 1) / p.rows, gy = (n + TN - 1) / TN;
     if (gx > 0x7fffffff || gy > 65535)
         return cudaErrorInvalidConfiguration;
-    tiled_kernel<T, V, G><<<dim3((unsigned)gx, (unsigned)gy), TILED_THREADS, smem, st>>>(p);
+    tiled_kernel<T, G, W><<<dim3((unsigned)gx, (unsigned)gy), TILED_THREADS, smem, st>>>(p);
     return cudaGetLastError();
 }
 
-template <typename T, int V>
-cudaError_t launch_t(const spx_cuda_csr *A, int64_t tn, const spx_cuda_dense_args *d)
+// Tiles of 8, 16 or 32 16-byte vectors: teams of 4 lanes x 2 vectors (two
+// shuffles per entry and 8 vectors, rather than per 8 with teams of 8 lanes),
+// 8 x 2 and 8 x 4.
+template <typename T>
+cudaError_t launch_t(const spx_cuda_csr *A, const int32_t *order, const spx_cuda_tiled_shape *s,
+                     const spx_cuda_dense_args *d)
 {
     tiled_params<T> p = {};
     p.rowptr = A->rowptr;
     p.colidx = A->colidx;
     p.vals = static_cast<const T *>(A->vals);
+    p.order = order;
     p.m = A->rows;
     p.k = A->cols;
+    p.rows = s->rows;
+    p.kc = s->kc;
     p.d = dense_ops_from<T>(d);
     p.vec_loads = d->vec > 1;
-    switch (tn / V) {
-    case 8: return launch_g<T, V, 8>(p, d->n, d->stream);
-    case 16: return launch_g<T, V, 16>(p, d->n, d->stream);
-    case 32: return launch_g<T, V, 32>(p, d->n, d->stream);
+    const size_t smem = spx__cuda_tiled_smem(s, A->cols, d->dtype);
+    switch (s->cols / vec16<T>::n) {
+    case 8: return launch_gw<T, 4, 2>(p, d->n, smem, d->stream);
+    case 16: return launch_gw<T, 8, 2>(p, d->n, smem, d->stream);
+    case 32: return launch_gw<T, 8, 4>(p, d->n, smem, d->stream);
     default: return cudaErrorInvalidValue;
     }
 }
 
 } // namespace
 
-extern "C" int64_t spx__cuda_tiled_rows(void) { return TILED_ROWS; }
+extern "C" size_t spx__cuda_tiled_smem(const spx_cuda_tiled_shape *s, int64_t k, spx_dtype dtype)
+{
+    const size_t es = spx_dtype_size(dtype), acc = dtype == SPX_F64 ? 8 : 4;
+    size_t bytes = (size_t)(s->kc + 1) * (size_t)s->cols * es; /* and a row of zeros */
+    if (s->kc < k) /* partial sums and positions between chunks */
+        bytes += (size_t)s->rows * ((size_t)s->cols * acc + sizeof(int64_t));
+    return bytes;
+}
 
-extern "C" cudaError_t spx__cuda_launch_tiled(const spx_cuda_csr *A, int64_t tn, const spx_cuda_dense_args *d)
+extern "C" cudaError_t spx__cuda_launch_tiled(const spx_cuda_csr *A, const int32_t *order,
+                                              const spx_cuda_tiled_shape *s, const spx_cuda_dense_args *d)
 {
     if (A->rows <= 0 || d->n <= 0)
         return cudaSuccess;
-    /* the shared-memory stages are always laid out in 16-byte vectors */
+    if (s->rows <= 0 || s->rows % SPX_CUDA_TILED_ROW_QUANTUM || s->kc <= 0)
+        return cudaErrorInvalidValue;
     switch (d->dtype) {
-    case SPX_F32: return launch_t<float, 4>(A, tn, d);
-    case SPX_F64: return launch_t<double, 2>(A, tn, d);
-    case SPX_F16: return launch_t<__half, 8>(A, tn, d);
-    case SPX_BF16: return launch_t<__nv_bfloat16, 8>(A, tn, d);
+    case SPX_F32: return launch_t<float>(A, order, s, d);
+    case SPX_F64: return launch_t<double>(A, order, s, d);
+    case SPX_F16: return launch_t<__half>(A, order, s, d);
+    case SPX_BF16: return launch_t<__nv_bfloat16>(A, order, s, d);
     default: return cudaErrorInvalidValue;
     }
 }

@@ -42,6 +42,14 @@ __global__ void bins_kernel(const int64_t *__restrict__ rowptr, const int32_t *_
         atomicMax(&stats[threadIdx.x], s[threadIdx.x]);
 }
 
+// 255 - len * 255 / max_len: sorting by it puts the longest rows first and
+// rows of about equal length (within max_len / 255) side by side.
+__global__ void length_keys_kernel(const int64_t *__restrict__ rowptr, int64_t m, int64_t max_len, unsigned char *key)
+{
+    for (int64_t r = (int64_t)blockIdx.x * blockDim.x + threadIdx.x; r < m; r += (int64_t)gridDim.x * blockDim.x)
+        key[r] = (unsigned char)(255 - (rowptr[r + 1] - rowptr[r]) * 255 / max_len);
+}
+
 __global__ void iota_kernel(int32_t *out, int64_t n)
 {
     for (int64_t i = (int64_t)blockIdx.x * blockDim.x + threadIdx.x; i < n;
@@ -106,14 +114,23 @@ extern "C" cudaError_t spx__cuda_row_bins(const spx_cuda_csr *A, const int64_t b
     return cudaGetLastError();
 }
 
-extern "C" cudaError_t spx__cuda_sort_rows_by_bin(const unsigned char *bin, int64_t m,
+extern "C" cudaError_t spx__cuda_row_length_keys(const spx_cuda_csr *A, int64_t max_len, unsigned char *key,
+                                                 cudaStream_t stream)
+{
+    if (A->rows <= 0 || max_len <= 0)
+        return cudaSuccess;
+    length_keys_kernel<<<grid_1d(A->rows), 256, 0, stream>>>(A->rowptr, A->rows, max_len, key);
+    return cudaGetLastError();
+}
+
+extern "C" cudaError_t spx__cuda_sort_rows_by_bin(const unsigned char *bin, int64_t m, int key_bits,
                                                   int32_t *rows_out, void *tmp, size_t *tmp_bytes,
                                                   cudaStream_t stream)
 {
     /* layout of tmp: sorted keys (m bytes), row ids (m ints), CUB's workspace */
     size_t cub_bytes = 0;
     cudaError_t e = cub::DeviceRadixSort::SortPairs(nullptr, cub_bytes, bin, (unsigned char *)nullptr,
-                                                    (const int32_t *)nullptr, rows_out, m, 0, 4, stream);
+                                                    (const int32_t *)nullptr, rows_out, m, 0, key_bits, stream);
     if (e != cudaSuccess)
         return e;
     size_t keys_bytes = align_up((size_t)m), ids_bytes = align_up((size_t)m * sizeof(int32_t));
@@ -127,7 +144,7 @@ extern "C" cudaError_t spx__cuda_sort_rows_by_bin(const unsigned char *bin, int6
     iota_kernel<<<grid_1d(m), 256, 0, stream>>>(ids, m);
     if ((e = cudaGetLastError()) != cudaSuccess)
         return e;
-    return cub::DeviceRadixSort::SortPairs(cub_tmp, cub_bytes, bin, keys_out, ids, rows_out, m, 0, 4,
+    return cub::DeviceRadixSort::SortPairs(cub_tmp, cub_bytes, bin, keys_out, ids, rows_out, m, 0, key_bits,
                                            stream);
 }
 
