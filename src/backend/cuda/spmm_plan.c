@@ -237,10 +237,6 @@ static spx_status prepare_csr(spx_ctx *ctx, cuda_plan *P, const spx_matrix *A, s
 
 /* ---- row binning (AUTO and the forced row kernels) ---- */
 
-/* Bins of every row and the rows grouped by bin (rows_sorted). When one bin
- * holds every row, the grouping is the identity: rows_sorted stays NULL and
- * the kernels read row numbers from their slots (one dependent load less per
- * row, no sort at plan time). */
 /* The bins kernel: bin[] of every row, and the statistics (host[], as
  * spx__cuda_row_bins documents) on the host. */
 static spx_status row_bins(spx_ctx *ctx, cuda_plan *P, const int64_t bounds[4], unsigned char *bin,
@@ -282,6 +278,10 @@ static spx_status sort_rows(spx_ctx *ctx, cuda_plan *P, const unsigned char *key
     return s;
 }
 
+/* Bins of every row and the rows grouped by bin (rows_sorted). When one bin
+ * holds every row, the grouping is the identity: rows_sorted stays NULL and
+ * the kernels read row numbers from their slots (one dependent load less per
+ * row, no sort at plan time). */
 static spx_status build_bins(spx_ctx *ctx, cuda_plan *P, const int64_t bounds[4])
 {
     unsigned char *bin = NULL;

@@ -16,9 +16,12 @@
 // are loaded 32 per team at once and broadcast with shuffles; a warp's teams
 // run their loops together (bounds are warp maxima), so the shuffles stay
 // converged, and the plan lists rows by length so that they take about equal
-// steps. When k takes several chunks, rows' partial sums and positions wait
-// in shared memory from one chunk to the next. Each row adds its entries in
-// column order: bit-exact from run to run. Exact arithmetic on CUDA cores.
+// steps. Entries are read in pairs (one 8-byte load of columns, one of values)
+// where A's arrays are aligned for it: each of a warp's load instructions
+// touches as many rows of A as the warp has teams, so pairs halve that cost.
+// When k takes several chunks, rows' partial sums and positions wait in shared
+// memory from one chunk to the next. Each row adds its entries in column
+// order: bit-exact from run to run. Exact arithmetic on CUDA cores.
 #include <limits.h>
 
 #include "backend/cuda/device_types.cuh"
@@ -42,6 +45,7 @@ template <typename T> struct tiled_params {
     int64_t kc;   // rows of B per chunk
     dense_ops<T> d;
     int vec_loads; // B and C may be accessed with 16-byte vectors
+    int pairs;     // colidx and vals may be read two entries at a time
 };
 
 __device__ __forceinline__ void cp_async16(void *smem, const void *gmem, int src_bytes)
@@ -80,14 +84,44 @@ __device__ __forceinline__ void load_slab(T *slab, const tiled_params<T> &p, int
     __syncthreads();
 }
 
+// Entries i and i + 1 of A (past `end`: column INT_MAX, value 0), as one
+// vector load of each array when their alignment allows (p.pairs).
+template <typename T> struct alignas(2 * sizeof(T)) pair_of {
+    T x, y;
+};
+template <typename T>
+__device__ __forceinline__ void load_entry_pair(const tiled_params<T> &p, int64_t i, int64_t end, int (&col)[2],
+                                                typename acc_of<T>::type (&v)[2])
+{
+    typedef typename acc_of<T>::type A;
+    if (p.pairs && i + 1 < end) {
+        const int2 c = *reinterpret_cast<const int2 *>(p.colidx + i);
+        col[0] = c.x;
+        col[1] = c.y;
+        if (p.vals) {
+            const pair_of<T> x = *reinterpret_cast<const pair_of<T> *>(p.vals + i);
+            v[0] = to_acc(x.x);
+            v[1] = to_acc(x.y);
+        } else {
+            v[0] = v[1] = A(1);
+        }
+        return;
+    }
+#pragma unroll
+    for (int h = 0; h < 2; h++) {
+        col[h] = i + h < end ? p.colidx[i + h] : INT_MAX;
+        v[h] = i + h < end ? a_value(p.vals, i + h) : A(0);
+    }
+}
+
 template <typename T, int G, int W>
 __global__ void __launch_bounds__(TILED_THREADS, sizeof(T) >= 4 ? 3 : 2) tiled_kernel(const tiled_params<T> p)
 {
     typedef typename acc_of<T>::type A;
     constexpr int V = vec16<T>::n, NV = G * W, TN = NV * V, ROW_BYTES = TN * (int)sizeof(T);
     constexpr int TEAMS = TILED_THREADS / G, E = TILED_BATCH / G; // E: entries per lane per batch
-    constexpr int U = W >= 4 ? 2 : SPX_SPMM_IN_FLIGHT;             // entries in flight (registers)
-    static_assert(G % U == 0 && G * W >= 8, "entries in flight divide the team; tiles of >= 128 bytes");
+    constexpr int U2 = W >= 4 ? 1 : SPX_SPMM_IN_FLIGHT / 2;       // pairs of entries in flight (registers)
+    static_assert(G % U2 == 0 && E % 2 == 0 && G * W >= 8, "pairs in flight divide the team; tiles of >= 128 bytes");
     extern __shared__ __align__(16) unsigned char smem_raw[];
     const int64_t kc = p.kc, nchunks = p.k > 0 ? (p.k + kc - 1) / kc : 1, R = p.rows; // k = 0: C = beta C
     T *const slab = reinterpret_cast<T *>(smem_raw);
@@ -130,48 +164,64 @@ __global__ void __launch_bounds__(TILED_THREADS, sizeof(T) >= 4 ? 3 : 2) tiled_k
                 for (int t = 0; t < V; t++)
                     acc[w][t] = c == 0 || !live ? A(0) : sums[rl * TN + vec_of(w) * V + t];
             for (;;) {
-                // the batch: byte offsets of the entries' slab rows and their values;
-                // entries outside the chunk read the zero row with value -0 (exact no-ops)
-                int off[E];
-                A val[E];
-                int n = 0; // entries of the batch in this chunk (a prefix: columns are sorted)
+                // The batch: entries [base, base + TILED_BATCH), base = pos rounded down
+                // to even; lane tl holds the pairs base + 2 (q G + tl) + {0, 1}. Byte
+                // offsets of their slab rows and their values; entries before pos, past
+                // the row or outside the chunk read the zero row with value -0 (exact
+                // no-ops).
+                const int64_t base = pos & ~(int64_t)1;
+                int off[E / 2][2];
+                A val[E / 2][2];
+                int n = 0; // entries [pos, pos + n) are this chunk's (columns are sorted)
 #pragma unroll
-                for (int q = 0; q < E; q++) {
-                    const int64_t i = pos + q * G + tl;
-                    const int col = i < end ? p.colidx[i] : INT_MAX;
-                    const bool in = col < k1;
-                    off[q] = (in ? col - k0 : zero_row) * ROW_BYTES;
-                    val[q] = in ? a_value(p.vals, i) : A(-0.0);
-                    n += __popc(__ballot_sync(SPX_FULL_MASK, in) & tmask);
+                for (int q = 0; q < E / 2; q++) {
+                    const int64_t i = base + 2 * (q * G + tl);
+                    int col[2];
+                    A v[2];
+                    load_entry_pair(p, i, end, col, v);
+#pragma unroll
+                    for (int h = 0; h < 2; h++) {
+                        const bool in = i + h >= pos && col[h] < k1;
+                        off[q][h] = (in ? col[h] - k0 : zero_row) * ROW_BYTES;
+                        val[q][h] = in ? v[h] : A(-0.0);
+                        n += __popc(__ballot_sync(SPX_FULL_MASK, in) & tmask);
+                    }
                 }
-                const int nmax = (int)__reduce_max_sync(SPX_FULL_MASK, (unsigned)n);
+                // batch slots below `used` hold some team's entries of this chunk
+                const int used = (int)__reduce_max_sync(SPX_FULL_MASK, n ? (unsigned)(pos - base + n) : 0u);
 #pragma unroll
-                for (int q = 0; q < E; q++) {
+                for (int q = 0; q < E / 2; q++) {
 #pragma unroll
-                    for (int j0 = 0; j0 < G; j0 += U) {
-                        if (q * G + j0 >= nmax)
+                    for (int j0 = 0; j0 < G; j0 += U2) {
+                        if (2 * (q * G + j0) >= used)
                             break;
-                        A b[U][W][V], vj[U];
+                        // slots 2 (q G + j0 + u) + h, in increasing order
+                        A b[U2][2][W][V], vj[U2][2];
 #pragma unroll
-                        for (int u = 0; u < U; u++) {
-                            const int o = __shfl_sync(SPX_FULL_MASK, off[q], j0 + u, G);
-                            vj[u] = __shfl_sync(SPX_FULL_MASK, val[q], j0 + u, G);
+                        for (int u = 0; u < U2; u++)
 #pragma unroll
-                            for (int w = 0; w < W; w++)
-                                load_plain<T, V>(reinterpret_cast<const T *>(slab_bytes + o + vec_of(w) * 16), b[u][w]);
-                        }
+                            for (int h = 0; h < 2; h++) {
+                                const int o = __shfl_sync(SPX_FULL_MASK, off[q][h], j0 + u, G);
+                                vj[u][h] = __shfl_sync(SPX_FULL_MASK, val[q][h], j0 + u, G);
 #pragma unroll
-                        for (int u = 0; u < U; u++)
+                                for (int w = 0; w < W; w++)
+                                    load_plain<T, V>(reinterpret_cast<const T *>(slab_bytes + o + vec_of(w) * 16),
+                                                     b[u][h][w]);
+                            }
 #pragma unroll
-                            for (int w = 0; w < W; w++)
+                        for (int u = 0; u < U2; u++)
 #pragma unroll
-                                for (int t = 0; t < V; t++)
-                                    acc[w][t] = fma(vj[u], b[u][w][t], acc[w][t]);
+                            for (int h = 0; h < 2; h++)
+#pragma unroll
+                                for (int w = 0; w < W; w++)
+#pragma unroll
+                                    for (int t = 0; t < V; t++)
+                                        acc[w][t] = fma(vj[u][h], b[u][h][w][t], acc[w][t]);
                     }
                 }
                 pos += n;
-                // the whole batch was in this chunk and the row goes on: load the next
-                if (!__any_sync(SPX_FULL_MASK, n == TILED_BATCH && pos < end))
+                // the whole rest of the batch was in this chunk and the row goes on: load the next
+                if (!__any_sync(SPX_FULL_MASK, pos == base + TILED_BATCH && pos < end))
                     break;
             }
             if (!live)
@@ -231,6 +281,7 @@ cudaError_t launch_t(const spx_cuda_csr *A, const int32_t *order, const spx_cuda
     p.kc = s->kc;
     p.d = dense_ops_from<T>(d);
     p.vec_loads = d->vec > 1;
+    p.pairs = (uintptr_t)A->colidx % 8 == 0 && (uintptr_t)A->vals % (2 * sizeof(T)) == 0;
     const size_t smem = spx__cuda_tiled_smem(s, A->cols, d->dtype);
     switch (s->cols / vec16<T>::n) {
     case 8: return launch_gw<T, 4, 2>(p, d->n, smem, d->stream);
