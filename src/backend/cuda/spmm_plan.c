@@ -388,8 +388,8 @@ static spx_status choose_tiled_shape(spx_ctx *ctx, cuda_plan *P, int64_t forced,
     }
     int64_t budget = tiled_smem_budget(ctx);
     double density = P->m && P->k ? (double)P->csr.nnz / ((double)P->m * (double)P->k) : 1.0;
-    int64_t tiles = (P->n + t->cols - 1) / t->cols, mq = (P->m + SPX_CUDA_TILED_ROW_QUANTUM - 1) / SPX_CUDA_TILED_ROW_QUANTUM * SPX_CUDA_TILED_ROW_QUANTUM;
     const int64_t q = SPX_CUDA_TILED_ROW_QUANTUM;
+    int64_t tiles = (P->n + t->cols - 1) / t->cols, mq = (P->m + q - 1) / q * q;
     t->rows = q;
     while (t->rows < 512 && t->rows < mq && (double)t->rows * density < 8.0)
         t->rows *= 2;
@@ -676,7 +676,8 @@ spx_status spx__cuda_spmm_plan_create(spx_ctx *ctx, const spx_spmm_args *a, void
             s = prepare_merge(ctx, P);
         break;
     case SPX_SPMM_TILED:
-        if (!(s = prepare_csr(ctx, P, A, &P->csr)) && !(s = choose_tiled_shape(ctx, P, opts.panel_cols, why, sizeof why)))
+        if (!(s = prepare_csr(ctx, P, A, &P->csr)) &&
+            !(s = choose_tiled_shape(ctx, P, opts.panel_cols, why, sizeof why)))
             s = order_rows_by_length(ctx, P, bounds);
         break;
     case SPX_SPMM_DENSE:
@@ -695,7 +696,8 @@ spx_status spx__cuda_spmm_plan_create(spx_ctx *ctx, const spx_spmm_args *a, void
         }
         if (P->alg == SPX_SPMM_AUTO && tiled_pays(ctx, P, reason, sizeof reason)) {
             P->alg = SPX_SPMM_TILED;
-            if (!(s = choose_tiled_shape(ctx, P, 0, why, sizeof why)) && !(s = order_rows_by_length(ctx, P, bounds)))
+            if (!(s = choose_tiled_shape(ctx, P, 0, why, sizeof why)) &&
+                !(s = order_rows_by_length(ctx, P, bounds)))
                 snprintf(why + strlen(why), sizeof why - strlen(why), "; %s", reason);
             break;
         }

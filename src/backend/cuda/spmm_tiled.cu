@@ -132,7 +132,6 @@ __global__ void __launch_bounds__(TILED_THREADS, sizeof(T) >= 4 ? 3 : 2) tiled_k
     const int lane = threadIdx.x & 31, tl = lane & (G - 1), team = threadIdx.x / G, sub = lane / G;
     const unsigned tmask = (G == 32 ? SPX_FULL_MASK : (1u << G) - 1) << (sub * G);
     const int64_t r0 = (int64_t)blockIdx.x * R, rend = r0 + R < p.m ? r0 + R : p.m;
-    const int64_t c0 = (int64_t)blockIdx.y * TN;
     // The lane's vectors: at step w, vector vec_of(w) of the tile. Teams
     // rotate the steps so that the teams of a quarter warp read different
     // 128-byte parts of their rows: conflict-free.
@@ -142,108 +141,112 @@ __global__ void __launch_bounds__(TILED_THREADS, sizeof(T) >= 4 ? 3 : 2) tiled_k
     for (int e = threadIdx.x; e < TN; e += TILED_THREADS)
         slab[kc * TN + e] = from_acc<T>(A(0));
 
-    for (int64_t c = 0; c < nchunks; c++) {
-        const int k0 = (int)(c * kc), k1 = (int)(k0 + kc < p.k ? k0 + kc : p.k);
-        if (c > 0)
-            __syncthreads(); // every row is done with the previous chunk
-        load_slab<T, NV>(slab, p, k0, k1, c0);
-        // the warp's teams take slots base + sub, base + TEAMS + sub, ...
-        for (int64_t base = r0 + (threadIdx.x / 32) * (32 / G); base < rend; base += TEAMS) {
-            const int64_t slot = base + sub, rl = slot - r0;
-            const bool live = slot < rend;
-            const int64_t row = !live ? 0 : p.order ? p.order[slot] : slot;
-            A acc[W][V];
-            int64_t pos = 0, end = 0;
-            if (live) {
-                end = p.rowptr[row + 1];
-                pos = c == 0 ? p.rowptr[row] : next[rl];
-            }
-#pragma unroll
-            for (int w = 0; w < W; w++)
-#pragma unroll
-                for (int t = 0; t < V; t++)
-                    acc[w][t] = c == 0 || !live ? A(0) : sums[rl * TN + vec_of(w) * V + t];
-            for (;;) {
-                // The batch: entries [base, base + TILED_BATCH), base = pos rounded down
-                // to even; lane tl holds the pairs base + 2 (q G + tl) + {0, 1}. Byte
-                // offsets of their slab rows and their values; entries before pos, past
-                // the row or outside the chunk read the zero row with value -0 (exact
-                // no-ops).
-                const int64_t base = pos & ~(int64_t)1;
-                int off[E / 2][2];
-                A val[E / 2][2];
-                int n = 0; // entries [pos, pos + n) are this chunk's (columns are sorted)
-#pragma unroll
-                for (int q = 0; q < E / 2; q++) {
-                    const int64_t i = base + 2 * (q * G + tl);
-                    int col[2];
-                    A v[2];
-                    load_entry_pair(p, i, end, col, v);
-#pragma unroll
-                    for (int h = 0; h < 2; h++) {
-                        const bool in = i + h >= pos && col[h] < k1;
-                        off[q][h] = (in ? col[h] - k0 : zero_row) * ROW_BYTES;
-                        val[q][h] = in ? v[h] : A(-0.0);
-                        n += __popc(__ballot_sync(SPX_FULL_MASK, in) & tmask);
-                    }
+    const int64_t ntiles = (p.d.n + TN - 1) / TN; // more than the grid's 65535 in y: blocks loop
+    for (int64_t tile = blockIdx.y; tile < ntiles; tile += gridDim.y) {
+        for (int64_t c = 0; c < nchunks; c++) {
+            const int64_t c0 = tile * TN;
+            const int k0 = (int)(c * kc), k1 = (int)(k0 + kc < p.k ? k0 + kc : p.k);
+            if (c > 0 || tile != blockIdx.y)
+                __syncthreads(); // every row is done with the previous chunk
+            load_slab<T, NV>(slab, p, k0, k1, c0);
+            // the warp's teams take slots base + sub, base + TEAMS + sub, ...
+            for (int64_t base = r0 + (threadIdx.x / 32) * (32 / G); base < rend; base += TEAMS) {
+                const int64_t slot = base + sub, rl = slot - r0;
+                const bool live = slot < rend;
+                const int64_t row = !live ? 0 : p.order ? p.order[slot] : slot;
+                A acc[W][V];
+                int64_t pos = 0, end = 0;
+                if (live) {
+                    end = p.rowptr[row + 1];
+                    pos = c == 0 ? p.rowptr[row] : next[rl];
                 }
-                // batch slots below `used` hold some team's entries of this chunk
-                const int used = (int)__reduce_max_sync(SPX_FULL_MASK, n ? (unsigned)(pos - base + n) : 0u);
-#pragma unroll
-                for (int q = 0; q < E / 2; q++) {
-#pragma unroll
-                    for (int j0 = 0; j0 < G; j0 += U2) {
-                        if (2 * (q * G + j0) >= used)
-                            break;
-                        // slots 2 (q G + j0 + u) + h, in increasing order
-                        A b[U2][2][W][V], vj[U2][2];
-#pragma unroll
-                        for (int u = 0; u < U2; u++)
-#pragma unroll
-                            for (int h = 0; h < 2; h++) {
-                                const int o = __shfl_sync(SPX_FULL_MASK, off[q][h], j0 + u, G);
-                                vj[u][h] = __shfl_sync(SPX_FULL_MASK, val[q][h], j0 + u, G);
-#pragma unroll
-                                for (int w = 0; w < W; w++)
-                                    load_plain<T, V>(reinterpret_cast<const T *>(slab_bytes + o + vec_of(w) * 16),
-                                                     b[u][h][w]);
-                            }
-#pragma unroll
-                        for (int u = 0; u < U2; u++)
-#pragma unroll
-                            for (int h = 0; h < 2; h++)
-#pragma unroll
-                                for (int w = 0; w < W; w++)
-#pragma unroll
-                                    for (int t = 0; t < V; t++)
-                                        acc[w][t] = fma(vj[u][h], b[u][h][w][t], acc[w][t]);
-                    }
-                }
-                pos += n;
-                // the whole rest of the batch was in this chunk and the row goes on: load the next
-                if (!__any_sync(SPX_FULL_MASK, pos == base + TILED_BATCH && pos < end))
-                    break;
-            }
-            if (!live)
-                continue;
-            if (c + 1 < nchunks) {
-                __syncwarp(tmask); // the team's lanes have read next[rl]
-#pragma unroll
+    #pragma unroll
                 for (int w = 0; w < W; w++)
-#pragma unroll
+    #pragma unroll
                     for (int t = 0; t < V; t++)
-                        sums[rl * TN + vec_of(w) * V + t] = acc[w][t];
-                if (tl == 0)
-                    next[rl] = pos;
-                continue;
-            }
-#pragma unroll
-            for (int w = 0; w < W; w++) {
-                const int64_t col0 = c0 + (int64_t)vec_of(w) * V;
-                const int count = p.d.n - col0 >= V ? V : (p.d.n - col0 > 0 ? (int)(p.d.n - col0) : 0);
-                if (count > 0)
-                    store_epilogue<T, V>(p.d.C + row * p.d.ldc + col0, count, acc[w], p.d.alpha, p.d.beta,
-                                         p.vec_loads != 0);
+                        acc[w][t] = c == 0 || !live ? A(0) : sums[rl * TN + vec_of(w) * V + t];
+                for (;;) {
+                    // The batch: entries [base, base + TILED_BATCH), base = pos rounded down
+                    // to even; lane tl holds the pairs base + 2 (q G + tl) + {0, 1}. Byte
+                    // offsets of their slab rows and their values; entries before pos, past
+                    // the row or outside the chunk read the zero row with value -0 (exact
+                    // no-ops).
+                    const int64_t base = pos & ~(int64_t)1;
+                    int off[E / 2][2];
+                    A val[E / 2][2];
+                    int n = 0; // entries [pos, pos + n) are this chunk's (columns are sorted)
+    #pragma unroll
+                    for (int q = 0; q < E / 2; q++) {
+                        const int64_t i = base + 2 * (q * G + tl);
+                        int col[2];
+                        A v[2];
+                        load_entry_pair(p, i, end, col, v);
+    #pragma unroll
+                        for (int h = 0; h < 2; h++) {
+                            const bool in = i + h >= pos && col[h] < k1;
+                            off[q][h] = (in ? col[h] - k0 : zero_row) * ROW_BYTES;
+                            val[q][h] = in ? v[h] : A(-0.0);
+                            n += __popc(__ballot_sync(SPX_FULL_MASK, in) & tmask);
+                        }
+                    }
+                    // batch slots below `used` hold some team's entries of this chunk
+                    const int used = (int)__reduce_max_sync(SPX_FULL_MASK, n ? (unsigned)(pos - base + n) : 0u);
+    #pragma unroll
+                    for (int q = 0; q < E / 2; q++) {
+    #pragma unroll
+                        for (int j0 = 0; j0 < G; j0 += U2) {
+                            if (2 * (q * G + j0) >= used)
+                                break;
+                            // slots 2 (q G + j0 + u) + h, in increasing order
+                            A b[U2][2][W][V], vj[U2][2];
+    #pragma unroll
+                            for (int u = 0; u < U2; u++)
+    #pragma unroll
+                                for (int h = 0; h < 2; h++) {
+                                    const int o = __shfl_sync(SPX_FULL_MASK, off[q][h], j0 + u, G);
+                                    vj[u][h] = __shfl_sync(SPX_FULL_MASK, val[q][h], j0 + u, G);
+    #pragma unroll
+                                    for (int w = 0; w < W; w++)
+                                        load_plain<T, V>(reinterpret_cast<const T *>(slab_bytes + o + vec_of(w) * 16),
+                                                         b[u][h][w]);
+                                }
+    #pragma unroll
+                            for (int u = 0; u < U2; u++)
+    #pragma unroll
+                                for (int h = 0; h < 2; h++)
+    #pragma unroll
+                                    for (int w = 0; w < W; w++)
+    #pragma unroll
+                                        for (int t = 0; t < V; t++)
+                                            acc[w][t] = fma(vj[u][h], b[u][h][w][t], acc[w][t]);
+                        }
+                    }
+                    pos += n;
+                    // the whole rest of the batch was in this chunk and the row goes on: load the next
+                    if (!__any_sync(SPX_FULL_MASK, pos == base + TILED_BATCH && pos < end))
+                        break;
+                }
+                if (!live)
+                    continue;
+                if (c + 1 < nchunks) {
+                    __syncwarp(tmask); // the team's lanes have read next[rl]
+    #pragma unroll
+                    for (int w = 0; w < W; w++)
+    #pragma unroll
+                        for (int t = 0; t < V; t++)
+                            sums[rl * TN + vec_of(w) * V + t] = acc[w][t];
+                    if (tl == 0)
+                        next[rl] = pos;
+                    continue;
+                }
+    #pragma unroll
+                for (int w = 0; w < W; w++) {
+                    const int64_t col0 = c0 + (int64_t)vec_of(w) * V;
+                    const int count = p.d.n - col0 >= V ? V : (p.d.n - col0 > 0 ? (int)(p.d.n - col0) : 0);
+                    if (count > 0)
+                        store_epilogue<T, V>(p.d.C + row * p.d.ldc + col0, count, acc[w], p.d.alpha, p.d.beta,
+                                             p.vec_loads != 0);
+                }
             }
         }
     }
@@ -257,9 +260,9 @@ cudaError_t launch_gw(const tiled_params<T> &p, int64_t n, size_t smem, cudaStre
     if (e != cudaSuccess)
         return e;
     const int64_t gx = (p.m + p.rows - 1) / p.rows, gy = (n + TN - 1) / TN;
-    if (gx > 0x7fffffff || gy > 65535)
+    if (gx > 0x7fffffff)
         return cudaErrorInvalidConfiguration;
-    tiled_kernel<T, G, W><<<dim3((unsigned)gx, (unsigned)gy), TILED_THREADS, smem, st>>>(p);
+    tiled_kernel<T, G, W><<<dim3((unsigned)gx, (unsigned)(gy < 65535 ? gy : 65535)), TILED_THREADS, smem, st>>>(p);
     return cudaGetLastError();
 }
 
