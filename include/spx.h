@@ -581,7 +581,9 @@ typedef struct spx_spmm_options {
     /* Columns of B and C processed together by the row kernels (CUDA). When B
      * is larger than the L2 cache and A has no locality, narrow panels let each
      * B row segment come from DRAM once per panel, at the cost of reading A once
-     * per panel. 0: the planner decides from the L2 size; -1: never panel. */
+     * per panel. 0: the planner decides from the L2 size; -1: never panel.
+     * With SPX_SPMM_TILED forced: the block's column tile, 8, 16 or 32 16-byte
+     * vectors of values (0: 8). */
     int64_t panel_cols;
 } spx_spmm_options;
 
