@@ -337,11 +337,13 @@ static void hard_shapes(void)
         shape_matrix(build_random_rows(1001, 997, 0, 30, 1, s == 1 ? SPX_INDEX_I64 : SPX_INDEX_I32),
                      name, SPX_SELL, &fp, n_odd, 2);
     }
-    /* TILED at each of its column tile widths (1, 2, 4 16-byte vectors a lane),
-     * in every float type: 75 x 1111 (rows of ~100-300 entries) holds B's
-     * tile in several chunks of k, 300 x 200 in one; k, m and N (one partial
-     * vector) divide none of them; B and C also unaligned (element loads
-     * instead of cp.async) */
+    /* TILED at each of its column tile widths (8, 16, 32 16-byte vectors), in
+     * every float type: 75 x 1111 (rows of ~100-300 entries) holds B's tile in
+     * several chunks of k, 300 x 200 in one (on GPUs with ~100 KB of shared
+     * memory a block, the widest tile in chunks); k, m and N (a partial vector)
+     * divide none of them; leading dimensions padded to 16 bytes (cp.async,
+     * partial vectors zero-filled), and B and C one element off alignment
+     * (element loads) */
     static const struct {
         int64_t m, k;
         double sparsity;
@@ -358,10 +360,12 @@ static void hard_shapes(void)
             if (tmat_make(&t, A, SPX_CSR, NULL, name))
                 for (int64_t w = 8; w <= 32; w *= 2)
                     for (int aligned = 1; aligned >= 0; aligned--) {
-                        tcase c = case_make(&t, SPX_OP_NONE, types_all[d], w * vec + vec / 2 + 1);
+                        int64_t n = w * vec + (vec + 1) / 2;
+                        tcase c = case_make(&t, SPX_OP_NONE, types_all[d], n);
                         c.algs = 1u << SPX_SPMM_TILED;
                         c.panel = w * vec;
                         c.off_b = c.off_c = aligned ? 0 : 1;
+                        c.pad_b = c.pad_c = aligned ? (vec - n % vec) % vec : 0;
                         if (w == 32 && aligned)
                             case_plan_runs(&c);
                         run_case(&c, 0);

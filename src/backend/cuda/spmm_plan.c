@@ -366,8 +366,8 @@ static int64_t tiled_smem_budget(spx_ctx *ctx)
     return budget < 48 * 1024 ? 48 * 1024 : budget;
 }
 
-/* TILED's block shape. Columns: 8 lanes x 1 16-byte vector (forced: the
- * caller's panel width, 1, 2 or 4 vectors a lane). Rows: enough that each
+/* TILED's block shape. Columns: 8 16-byte vectors (forced: the caller's
+ * panel width, 8, 16 or 32 vectors). Rows: enough that each
  * element of the B tile a block copies is used about 8 times (rows x density
  * >= 8), from 32 to 512, halved while the grid would not fill the GPU once at
  * two blocks per SM. k: all of it when the tile's k rows fit in half an SM's
@@ -408,6 +408,13 @@ static spx_status choose_tiled_shape(spx_ctx *ctx, cuda_plan *P, int64_t forced,
         if (t->kc < 1)
             t->kc = 1;
     }
+    size_t smem = spx__cuda_tiled_smem(t, P->k, P->dtype);
+    if ((int64_t)smem > spx__cuda(ctx)->info.smem_per_block_optin)
+        return spx__fail(ctx, SPX_ERR_UNSUPPORTED,
+                         "tiled: a tile of %lld columns of %s needs %zu bytes of shared memory a block, the device "
+                         "allows %lld; force a narrower panel",
+                         (long long)t->cols, spx_dtype_name(P->dtype), smem,
+                         (long long)spx__cuda(ctx)->info.smem_per_block_optin);
     if (t->kc >= P->k)
         snprintf(why, whylen, "blocks of %lld rows x %lld columns hold all of B's column tile in shared memory",
                  (long long)t->rows, (long long)t->cols);
