@@ -559,7 +559,8 @@ typedef enum spx_spmm_alg {
     SPX_SPMM_OUTER = 7,      /* outer products over k (A^T*B from CSR, A*B from CSC); atomics */
     SPX_SPMM_GATHER_TC = 8,  /* row groups densified over their column union, tensor cores */
     SPX_SPMM_TILED = 9,      /* blocks of many rows, a column tile of B held in shared memory */
-    SPX_SPMM_DENSE = 10      /* op(A) densified once per plan, dense GEMM (cuBLAS) at the precision */
+    SPX_SPMM_DENSE = 10,     /* op(A) densified once per plan, dense GEMM (cuBLAS) at the precision */
+    SPX_SPMM_BAND = 11       /* strips of consecutive rows, B rows near the diagonal held in shared memory */
 } spx_spmm_alg;
 
 /* Arithmetic of the multiply. EXACT: FMA in the value type (f32 stays f32).
@@ -583,7 +584,8 @@ typedef struct spx_spmm_options {
      * B row segment come from DRAM once per panel, at the cost of reading A once
      * per panel. 0: the planner decides from the L2 size; -1: never panel.
      * With SPX_SPMM_TILED forced: the block's column tile, 8, 16 or 32 16-byte
-     * vectors of values (0: 8). */
+     * vectors of values (0: 8). With SPX_SPMM_BAND forced: the same widths
+     * (0: the planner's choice). */
     int64_t panel_cols;
 } spx_spmm_options;
 

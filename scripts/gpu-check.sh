@@ -60,7 +60,7 @@ grep -hE '^(gpu |spmm |spgemm |summary)' "$OUT/tests.log" | tail -n 30 >> "$summ
 smoke_fail=0; smoke_skip=0; smoke_n=0
 for m in data/cora.mtx data/1138_bus.mtx ${data:+$data/suitesparse/bcsstk13.mtx $data/dnn/graphchallenge/n1024-l1.mtx}; do
   [ -f "$m" ] || continue
-  for alg in auto row_split warp_row block_row merge_path sell bsr outer gather_tc tiled dense; do
+  for alg in auto row_split warp_row block_row merge_path sell bsr outer gather_tc tiled dense band; do
     for n in 1 33 128; do
       prec=exact; case $alg in gather_tc) prec=tf32 ;; esac
       smoke_n=$((smoke_n + 1))

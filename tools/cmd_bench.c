@@ -19,7 +19,7 @@ static const char help_text[] =
     "usage: spx bench spmm [--suite quick|full] [--matrix FILE]... [--gen SPEC]...\n"
     "         [--n 32,128] [--dlmc-n 1024] [--repeat R] [--warmup W] [--budget-ms MS]\n"
     "         [--algs auto,row_split,...|all] [--precision exact|tf32|bf16|f16]\n"
-    "         [--panel W]  (column panel width of the row kernels, or TILED's column tile;\n"
+    "         [--panel W]  (column panel width of the row kernels, or TILED's and BAND's column tile;\n"
     "                       0 planner, -1 none)\n"
     "         [--csv FILE] [--json FILE] [--data DIR] [--seed S] [--no-dense] [--no-cusparse]\n"
     "\n"
@@ -74,7 +74,7 @@ static bool parse_algs(const char *s, bench_opts *o)
 {
     o->nalgs = 0;
     if (strcmp(s, "all") == 0) {
-        for (int a = SPX_SPMM_AUTO; a <= SPX_SPMM_DENSE; a++)
+        for (int a = SPX_SPMM_AUTO; a <= SPX_SPMM_BAND; a++)
             o->algs[o->nalgs++] = (spx_spmm_alg)a;
         return true;
     }
@@ -86,7 +86,7 @@ static bool parse_algs(const char *s, bench_opts *o)
         snprintf(name, sizeof name, "%.*s", (int)(len < sizeof name ? len : sizeof name - 1), p);
         if (spx_spmm_alg_from_name(name, &alg) != SPX_OK) {
             cli_usage_error("unknown algorithm '%s' (auto, row_split, warp_row, block_row, "
-                            "merge_path, sell, bsr, outer, gather_tc, tiled, dense, or all)", name);
+                            "merge_path, sell, bsr, outer, gather_tc, tiled, dense, band, or all)", name);
             return false;
         }
         if (o->nalgs == BENCH_MAX_ALGS) {

@@ -372,6 +372,33 @@ static void hard_shapes(void)
                     }
             tmat_free(&t);
         }
+    /* BAND on a 3D Laplacian 40^3 (32^3 quick): the +-1 and +-40 diagonals in
+     * the ring, +-1600 from global memory, strips of several steps (the ring
+     * wraps), at each column tile width (the widest keeps only the diagonal
+     * in its ring), in every float type; N ends in a partial vector; leading
+     * dimensions padded to 16 bytes (cp.async), and B and C one element off
+     * alignment (element copies). */
+    for (size_t d = 0; d < 4; d++) {
+        A = NULL;
+        CHECK_OK(g_ctx, spx_gen_laplacian(g_ctx, 3, pick(40, 32), types_all[d], SPX_INDEX_DEFAULT, &A));
+        char name[64];
+        snprintf(name, sizeof name, "band widths laplacian %s", spx_dtype_name(types_all[d]));
+        int64_t vec = 16 / (int64_t)spx_dtype_size(types_all[d]);
+        if (tmat_make(&t, A, SPX_CSR, NULL, name))
+            for (int64_t w = 8; w <= 32; w *= 2)
+                for (int aligned = 1; aligned >= 0; aligned--) {
+                    int64_t n = w * vec + (vec + 1) / 2;
+                    tcase c = case_make(&t, SPX_OP_NONE, types_all[d], n);
+                    c.algs = 1u << SPX_SPMM_BAND;
+                    c.panel = w * vec;
+                    c.off_b = c.off_c = aligned ? 0 : 1;
+                    c.pad_b = c.pad_c = aligned ? (vec - n % vec) % vec : 0;
+                    if (w == 8 && aligned)
+                        case_plan_runs(&c);
+                    run_case(&c, 0);
+                }
+        tmat_free(&t);
+    }
     /* layouts, leading dimensions, alignment, alpha/beta, in every float type */
     for (size_t d = 0; d < 4; d++) {
         A = build_random_rows(pick(2000, 500), pick(1700, 400), 0, 24, 1, SPX_INDEX_I32);

@@ -161,26 +161,43 @@ template <typename T> __device__ __forceinline__ const T *b_row(const T *bcol, i
     return reinterpret_cast<const T *>(reinterpret_cast<const char *>(bcol) + (uint64_t)(uint32_t)c * ldb_bytes);
 }
 
+// Where a lane's V columns of B row c are: B in global memory (through the
+// read-only path). Other sources (shared-memory copies of some rows) provide
+// the same row() and set generic, so that their pointers are read with
+// generic loads.
+template <typename T> struct b_global {
+    const T *bcol; // B + the lane's first column
+    uint32_t ldb_bytes;
+    static constexpr bool generic = false;
+    __device__ __forceinline__ const T *row(int c) const { return b_row(bcol, c, ldb_bytes); }
+};
+template <typename T> __device__ __forceinline__ b_global<T> b_in_global(const T *bcol, int64_t ldb)
+{
+    return b_global<T>{bcol, (uint32_t)ldb * (uint32_t)sizeof(T)};
+}
+
 // acc += vj[u] * B(cj[u], lane's V columns) for the first nvalid of U entries
 // already broadcast to this lane: all U loads are issued before the FMAs, so
 // U row segments are in flight at once. count: valid columns of this lane.
-template <typename T, int V, int U>
-__device__ __forceinline__ void fma_rows(const T *__restrict__ bcol, int64_t ldb, const int (&cj)[U],
-                                         const typename acc_of<T>::type (&vj)[U], int nvalid, int count,
-                                         typename acc_of<T>::type (&acc)[V])
+template <typename T, int V, int U, typename Src>
+__device__ __forceinline__ void fma_rows(const Src &src, const int (&cj)[U], const typename acc_of<T>::type (&vj)[U],
+                                         int nvalid, int count, typename acc_of<T>::type (&acc)[V])
 {
     typename acc_of<T>::type b[U][V];
-    const uint32_t ldb_bytes = (uint32_t)ldb * (uint32_t)sizeof(T);
     if (count == V) {
 #pragma unroll
         for (int u = 0; u < U; u++)
-            if (u < nvalid)
-                load_v<T, V>(b_row(bcol, cj[u], ldb_bytes), b[u]);
+            if (u < nvalid) {
+                if (Src::generic)
+                    load_plain<T, V>(src.row(cj[u]), b[u]);
+                else
+                    load_v<T, V>(src.row(cj[u]), b[u]);
+            }
     } else if (count > 0) {
 #pragma unroll
         for (int u = 0; u < U; u++)
             if (u < nvalid)
-                load_partial<T, V>(b_row(bcol, cj[u], ldb_bytes), count, b[u]);
+                load_partial<T, V>(src.row(cj[u]), count, b[u]);
     }
     if (count <= 0)
         return;

@@ -20,15 +20,15 @@ __device__ __forceinline__ int64_t warp_max(int64_t v)
     return v;
 }
 
-// acc += the team's share of sum_{q in row} A(q) * B(col(q), lane's columns).
+// acc += the team's share of sum_{q in row} A(q) * B(col(q), lane's columns),
+// B's rows as src gives them (b_global and the like).
 // Every lane of the warp calls this together (shuffles); lanes whose team has
 // fewer entries idle through the extra iterations. With REDUCE the
 // sub-groups' sums are added at the end (acc must start at zero then).
-template <typename T, int V, bool REDUCE>
+template <typename T, int V, bool REDUCE, typename Src>
 __device__ __forceinline__ void team_accumulate(const int32_t *__restrict__ colidx, const T *__restrict__ vals,
                                                 int64_t start, int64_t len, int64_t stride, int team, int G,
-                                                const T *bcol, int64_t ldb, int count,
-                                                typename acc_of<T>::type (&acc)[V])
+                                                const Src &src, int count, typename acc_of<T>::type (&acc)[V])
 {
     typedef typename acc_of<T>::type A;
     constexpr int U = SPX_SPMM_IN_FLIGHT; // entries in flight per lane (8 measured slower: registers)
@@ -57,7 +57,7 @@ __device__ __forceinline__ void team_accumulate(const int32_t *__restrict__ coli
                 cj[u] = __shfl_sync(SPX_FULL_MASK, col, src, team);
                 vj[u] = __shfl_sync(SPX_FULL_MASK, v, src, team);
             }
-            fma_rows<T, V, U>(bcol, ldb, cj, vj, mine - j0, count, acc);
+            fma_rows<T, V, U>(src, cj, vj, mine - j0, count, acc);
         }
     }
     if (REDUCE)

@@ -92,6 +92,22 @@ size_t spx__cuda_tiled_smem(const spx_cuda_tiled_shape *s, int64_t k, spx_dtype 
 cudaError_t spx__cuda_launch_tiled(const spx_cuda_csr *A, const int32_t *order, const spx_cuda_tiled_shape *s,
                                    const spx_cuda_dense_args *d);
 
+/* BAND: a block walks a strip of `strip` consecutive rows, `rows` at a time,
+ * for one column tile of `group` 16-byte vectors (group lanes per row); B's
+ * rows [r - halo, r + rows + halo) of the tile wait in a shared-memory ring
+ * of `ring` slots (a power of two >= 2 (rows + halo)) while rows r .. r +
+ * rows - 1 use them; entries farther from the diagonal read B in global
+ * memory. Any matrix; fast where most entries lie near the diagonal. */
+typedef struct spx_cuda_band_shape {
+    int group;
+    int64_t halo, rows, ring, strip;
+} spx_cuda_band_shape;
+/* Shared memory a BAND block takes (16-byte vectors), and how many such
+ * blocks an SM holds (0 on error). */
+size_t spx__cuda_band_smem(const spx_cuda_band_shape *s);
+int spx__cuda_band_blocks_per_sm(const spx_cuda_band_shape *s, spx_dtype dtype);
+cudaError_t spx__cuda_launch_band(const spx_cuda_csr *A, const spx_cuda_band_shape *s, const spx_cuda_dense_args *d);
+
 /* Merge path: per-warp start coordinates (nwarps + 1 of each) computed once.
  * row_aligned: starts inside a row move back to its start (no row is cut) and
  * *longest (zeroed by the caller) receives the largest move in entries;
@@ -185,6 +201,12 @@ cudaError_t spx__cuda_row_bins(const spx_cuda_csr *A, const int64_t bounds[4], u
  * tmp_bytes (query with tmp == NULL). */
 cudaError_t spx__cuda_sort_rows_by_bin(const unsigned char *bin, int64_t m, int key_bits, int32_t *rows_out,
                                        void *tmp, size_t *tmp_bytes, cudaStream_t stream);
+/* Distances of A's entries from the diagonal (stats: 2 * SPX_CUDA_DIAGONAL_BUCKETS
+ * values, zeroed by the caller): stats[b] counts the entries whose |col - row|
+ * has bit length b (0: on the diagonal), stats[BUCKETS + b] is the largest
+ * such distance. */
+#define SPX_CUDA_DIAGONAL_BUCKETS 32
+cudaError_t spx__cuda_diagonal_profile(const spx_cuda_csr *A, unsigned long long *stats, cudaStream_t stream);
 /* key[i] = 255 - len(i) * 255 / max_len (max_len: the longest row's length), so
  * that sorting rows by it puts the longest first and rows of about equal length
  * side by side. */

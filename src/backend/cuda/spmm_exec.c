@@ -119,6 +119,8 @@ static spx_status run_kernels(spx_ctx *ctx, const cuda_plan *P, spx_cuda_dense_a
     }
     case SPX_SPMM_TILED:
         return spx__cuda_check(ctx, spx__cuda_launch_tiled(&P->csr, P->rows_sorted, &P->tiled, d), "tiled kernel");
+    case SPX_SPMM_BAND:
+        return spx__cuda_check(ctx, spx__cuda_launch_band(&P->csr, &P->band, d), "band kernel");
     case SPX_SPMM_BLOCK_ROW:
         return spx__cuda_check(ctx, spx__cuda_launch_block_rows(&P->csr, P->rows_sorted, 0, P->m, HUGE_ROW_WARPS,
                                                                 P->group, d),

@@ -85,7 +85,7 @@ __device__ __forceinline__ void accumulate(const merge_params<T> &p, int64_t y0,
                 cj[u] = __shfl_sync(SPX_FULL_MASK, col, (j0 + u) & 31);
                 vj[u] = __shfl_sync(SPX_FULL_MASK, v, (j0 + u) & 31);
             }
-            fma_rows<T, V, U>(bcol, p.d.ldb, cj, vj, cnt - j0, count, acc);
+            fma_rows<T, V, U>(b_in_global(bcol, p.d.ldb), cj, vj, cnt - j0, count, acc);
         }
     }
 }

@@ -447,6 +447,153 @@ static bool tiled_pays(spx_ctx *ctx, const cuda_plan *P, char *why, size_t whyle
     return true;
 }
 
+/* Bytes of op(A)'s device CSR (values, int32 columns, int64 offsets). */
+static double a_bytes(const cuda_plan *P)
+{
+    return (double)P->csr.nnz * (4.0 + (double)spx_dtype_size(P->dtype)) + 8.0 * (double)(P->m + 1);
+}
+
+/* Bytes through L2 of the row kernels and merge path: a B row segment per
+ * entry (L1 keeps few of them), A and C once. */
+static double rows_traffic(const cuda_plan *P)
+{
+    const double es = (double)spx_dtype_size(P->dtype);
+    return (double)P->csr.nnz * (double)P->n * es + a_bytes(P) + (double)P->m * (double)P->n * es;
+}
+
+/* BAND's shared memory per block: a third of an SM's (three blocks per SM
+ * hide each other's waits for the ring), within the per-block limit. */
+static int64_t band_smem_budget(spx_ctx *ctx)
+{
+    const spx_device_info *in = &spx__cuda(ctx)->info;
+    int64_t budget = in->smem_per_sm / 3 - 1024;
+    if (budget > in->smem_per_block_optin)
+        budget = in->smem_per_block_optin;
+    return budget < 32 * 1024 ? 32 * 1024 : budget;
+}
+
+/* The distances of op(A)'s entries from the diagonal, as
+ * spx__cuda_diagonal_profile gives them. */
+static spx_status diagonal_profile(spx_ctx *ctx, cuda_plan *P, unsigned long long host[2 * SPX_CUDA_DIAGONAL_BUCKETS])
+{
+    cudaStream_t st = spx__cuda(ctx)->stream;
+    const size_t bytes = 2 * SPX_CUDA_DIAGONAL_BUCKETS * sizeof *host;
+    unsigned long long *dev = NULL;
+    spx_status s;
+    if (!(s = spx__cuda_alloc(ctx, (void **)&dev, bytes, "diagonal profile")) &&
+        !(s = spx__cuda_check(ctx, cudaMemsetAsync(dev, 0, bytes, st), "diagonal profile")) &&
+        !(s = spx__cuda_check(ctx, spx__cuda_diagonal_profile(&P->csr, dev, st), "diagonal profile kernel")) &&
+        !(s = spx__cuda_download(ctx, host, dev, bytes)))
+        s = spx__cuda_sync(ctx);
+    spx__cuda_free(ctx, dev);
+    return s;
+}
+
+/* BAND's shape. For each halo the profile offers (the largest distance of
+ * the buckets up to b, so that the ring serves their entries) and each column
+ * tile (8, 16 or 32 16-byte vectors; forced: the caller's panel width), the
+ * ring is the least power of two holding 2 (rows + halo) slots, with steps
+ * of at least 64 rows and of whole rounds of the block's teams. Of the shapes
+ * within the shared-memory budget, the one kept moves the fewest bytes
+ * through L2 (*traffic): per column tile, a B row segment for each entry
+ * outside the ring, B's tile once and A once; C once. Strips: one per block
+ * the GPU holds at once, in whole steps. one_tile: only tiles that cover N,
+ * and no shape (*traffic < 0) is not an error. */
+static spx_status choose_band_shape(spx_ctx *ctx, cuda_plan *P, int64_t forced, bool one_tile, char *why,
+                                    size_t whylen, double *traffic)
+{
+    enum { NB = SPX_CUDA_DIAGONAL_BUCKETS };
+    const int64_t es = (int64_t)spx_dtype_size(P->dtype), vec = 16 / es;
+    if (forced > 0 && forced != 8 * vec && forced != 16 * vec && forced != 32 * vec)
+        return spx__fail(ctx, SPX_ERR_INVALID_ARGUMENT,
+                         "band: the panel width must be %lld, %lld or %lld columns for %s (got %lld)",
+                         (long long)(8 * vec), (long long)(16 * vec), (long long)(32 * vec),
+                         spx_dtype_name(P->dtype), (long long)forced);
+    unsigned long long prof[2 * NB];
+    spx_status s = diagonal_profile(ctx, P, prof);
+    if (s)
+        return s;
+    const int64_t budget = band_smem_budget(ctx);
+    const double other = a_bytes(P) + (double)P->m * (double)P->n * (double)es;
+    spx_cuda_band_shape *best = &P->band;
+    double near = 0, best_near = 0;
+    int64_t halo = 0;
+    *traffic = -1;
+    for (int b = 0; b < NB; b++) {
+        if (b > 0 && !prof[b])
+            continue; /* the same shapes as the bucket before */
+        near += (double)prof[b];
+        if (prof[b])
+            halo = (int64_t)prof[NB + b];
+        for (int g = 8; g <= 32; g *= 2) {
+            if ((forced > 0 && g * vec != forced) || (one_tile && g * vec < P->n))
+                continue;
+            const int64_t teams = 256 / g, least = teams > 64 ? teams : 64, tile = g * 16;
+            int64_t ring = 1;
+            while (ring < 2 * (halo + least))
+                ring *= 2;
+            if (ring * tile > budget)
+                continue;
+            const double tiles = (double)((P->n + g * vec - 1) / (g * vec));
+            const double t = tiles * (((double)P->csr.nnz - near) * (double)tile + (double)P->k * (double)tile + a_bytes(P)) + other;
+            if (*traffic >= 0 && t >= *traffic)
+                continue;
+            *traffic = t;
+            best_near = near;
+            *best = (spx_cuda_band_shape){.group = g, .halo = halo, .rows = (ring / 2 - halo) / teams * teams, .ring = ring};
+        }
+    }
+    if (*traffic < 0)
+        return one_tile ? SPX_OK
+                        : spx__fail(ctx, SPX_ERR_UNSUPPORTED, "band: no ring of B rows fits in %lld bytes of shared memory",
+                                    (long long)budget);
+    const int per_sm = spx__cuda_band_blocks_per_sm(best, P->dtype);
+    if (per_sm <= 0)
+        return spx__fail(ctx, SPX_ERR_UNSUPPORTED, "band: a block of %zu bytes of shared memory does not fit on an SM",
+                         spx__cuda_band_smem(best));
+    const int64_t tiles = (P->n + best->group * vec - 1) / (best->group * vec);
+    int64_t strips = (int64_t)per_sm * sm_count(ctx) / tiles, steps = (P->m + best->rows - 1) / best->rows;
+    if (strips < 1)
+        strips = 1;
+    best->strip = ((steps + strips - 1) / strips > 0 ? (steps + strips - 1) / strips : 1) * best->rows;
+    P->band_near = P->csr.nnz ? best_near / (double)P->csr.nnz : 1.0;
+    snprintf(why, whylen,
+             "blocks walk strips of %lld rows, %lld rows a step, in column tiles of %lld; a ring of %lld rows of B "
+             "in shared memory serves the %.1f%% of entries within %lld of the diagonal",
+             (long long)best->strip, (long long)best->rows, (long long)(best->group * vec), (long long)best->ring,
+             100.0 * P->band_near, (long long)best->halo);
+    return SPX_OK;
+}
+
+/* AUTO takes BAND on f32 data that is not a small product when one column
+ * tile covers N, its ring of B rows is at most BAND_MAX_WINDOW_SHARE of k and
+ * of m (a band, narrow beside the matrix) and its estimated bytes through L2
+ * (choose_band_shape) are at most BAND_MAX_TRAFFIC_SHARE of the row kernels'.
+ * One tile: each tile pays a row's whole chain of loads and shuffles again,
+ * and BAND's steps are bound by that, not by L2; measured on an H100 (3D
+ * Laplacians, banded 1M, docs/PERFORMANCE.md), BAND was 1.5-1.7x faster than
+ * merge path at N = 32 (one tile) and 15-55 % slower at N = 128 and 256
+ * (2-8 tiles). The shape is chosen (which profiles A's diagonals, one pass
+ * over A) only for matrices large enough for the smallest ring. */
+static spx_status band_pays(spx_ctx *ctx, cuda_plan *P, bool *pays, char *why, size_t whylen)
+{
+    double traffic = 0;
+    *pays = false;
+    if (P->dtype != SPX_F32 || small_product(ctx, P) || P->m < 1024 || P->k < 1024)
+        return SPX_OK;
+    char shape[256];
+    spx_status s = choose_band_shape(ctx, P, 0, true, shape, sizeof shape, &traffic);
+    if (s)
+        return s;
+    const double rows = rows_traffic(P), window = BAND_MAX_WINDOW_SHARE * (double)(P->m < P->k ? P->m : P->k);
+    if (traffic < 0 || (double)P->band.ring > window || traffic > BAND_MAX_TRAFFIC_SHARE * rows)
+        return SPX_OK;
+    *pays = true;
+    snprintf(why, whylen, "%s; chosen because its reads through L2 are estimated at %.0f%% of the row kernels'",
+             shape, 100.0 * traffic / rows);
+    return SPX_OK;
+}
+
 /* Merge-path items (rows + entries) per warp: an equal share over the warps
  * the GPU holds at once (64 per SM; the warps of every column tile of 32
  * 16-byte vectors count), within [MERGE_ITEMS_MIN(_SHORT_ROWS), MERGE_ITEMS_MAX]. Small
@@ -691,6 +838,12 @@ spx_status spx__cuda_spmm_plan_create(spx_ctx *ctx, const spx_spmm_args *a, void
         if (!(s = prepare_csr(ctx, P, A, &P->csr)))
             s = spx__plan_prepare_dense(ctx, P, A, why, sizeof why);
         break;
+    case SPX_SPMM_BAND: {
+        double traffic;
+        if (!(s = prepare_csr(ctx, P, A, &P->csr)))
+            s = choose_band_shape(ctx, P, opts.panel_cols, false, why, sizeof why, &traffic);
+        break;
+    }
     default: /* AUTO and the row kernels */
         if ((s = prepare_csr(ctx, P, A, &P->csr)))
             break;
@@ -706,6 +859,12 @@ spx_status spx__cuda_spmm_plan_create(spx_ctx *ctx, const spx_spmm_args *a, void
             if (!(s = choose_tiled_shape(ctx, P, 0, why, sizeof why)) &&
                 !(s = order_rows_by_length(ctx, P, bounds)))
                 snprintf(why + strlen(why), sizeof why - strlen(why), "; %s", reason);
+            break;
+        }
+        bool band = false;
+        if (P->alg == SPX_SPMM_AUTO && ((s = band_pays(ctx, P, &band, why, sizeof why)) || band)) {
+            if (band)
+                P->alg = SPX_SPMM_BAND;
             break;
         }
         if ((s = build_bins(ctx, P, bounds)))

@@ -31,6 +31,10 @@
 #define TILED_MIN_N 1024
 #define TILED_MIN_DENSITY 0.03
 #define TILED_CHUNKED_MIN_DENSITY 0.15
+/* BAND in AUTO (band_pays in spmm_plan.c): its bytes through L2 at most this
+ * share of the row kernels', and B's window at most this share of k */
+#define BAND_MAX_TRAFFIC_SHARE 0.6
+#define BAND_MAX_WINDOW_SHARE 0.125
 
 typedef struct plan_bin {
     spx_spmm_alg alg; /* ROW_SPLIT, WARP_ROW or BLOCK_ROW */
@@ -56,6 +60,8 @@ typedef struct cuda_plan {
     int group;                  /* lanes covering the columns in the row kernels (group x 16 bytes) */
     int64_t panel;              /* columns per tile of the row kernels (0: as wide as the group allows) */
     spx_cuda_tiled_shape tiled; /* TILED: block shape and chunk of k */
+    spx_cuda_band_shape band;   /* BAND: strips, steps, ring */
+    double band_near;           /* BAND: share of the entries its ring serves */
     int64_t lower_bw, upper_bw; /* bandwidths of op(A) */
     int64_t max_row;            /* entries in the longest row of op(A) */
     int64_t mp_items, mp_nwarps; /* merge path: items (rows + entries) per warp, warps per column tile */

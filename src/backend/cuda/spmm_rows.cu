@@ -67,7 +67,8 @@ __global__ void __launch_bounds__(256) rows_kernel(const rows_params<T> p)
 #pragma unroll
         for (int t = 0; t < V; t++)
             acc[t] = A(0);
-        team_accumulate<T, V, true>(p.colidx, p.vals, start, len, stride, team, G, p.d.B + col0, p.d.ldb, count, acc);
+        team_accumulate<T, V, true>(p.colidx, p.vals, start, len, stride, team, G, b_in_global(p.d.B + col0, p.d.ldb),
+                                    count, acc);
         if (row >= 0 && count > 0 && tl < G)
             store_epilogue<T, V>(p.d.C + row * p.d.ldc + col0, count, acc, p.d.alpha, p.d.beta);
     }
@@ -98,7 +99,8 @@ __global__ void __launch_bounds__(512) block_rows_kernel(const rows_params<T> p)
             acc[t] = A(0);
         for (int64_t c = warp; c < nchunks; c += nwarps) {
             const int64_t b = c * 32, l = len - b < 32 ? len - b : 32;
-            team_accumulate<T, V, false>(p.colidx, p.vals, start + b, l, 1, 32, G, p.d.B + col0, p.d.ldb, count, acc);
+            team_accumulate<T, V, false>(p.colidx, p.vals, start + b, l, 1, 32, G, b_in_global(p.d.B + col0, p.d.ldb),
+                                         count, acc);
         }
         for (int o = G; o < 32; o <<= 1) // the warp's sub-groups, then the warps below
 #pragma unroll

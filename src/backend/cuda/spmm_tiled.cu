@@ -24,7 +24,7 @@
 // order: bit-exact from run to run. Exact arithmetic on CUDA cores.
 #include <limits.h>
 
-#include "backend/cuda/device_types.cuh"
+#include "backend/cuda/b_slab.cuh"
 
 extern "C" {
 #include "backend/cuda/spmm_cuda.h"
@@ -47,42 +47,6 @@ template <typename T> struct tiled_params {
     int vec_loads; // B and C may be accessed with 16-byte vectors
     int pairs;     // colidx and vals may be read two entries at a time
 };
-
-__device__ __forceinline__ void cp_async16(void *smem, const void *gmem, int src_bytes)
-{
-    const unsigned s = (unsigned)__cvta_generic_to_shared(smem);
-    asm volatile("cp.async.cg.shared.global [%0], [%1], 16, %2;\n" ::"r"(s), "l"(gmem), "r"(src_bytes));
-}
-
-// Copy rows [k0, k1) x columns [c0, c0 + NV vectors) of B into slab rows of
-// NV 16-byte vectors; columns past n read as zeros. Asynchronous when B
-// allows 16-byte accesses, else element by element. Returns after the copy
-// has landed and the block has synchronised.
-template <typename T, int NV>
-__device__ __forceinline__ void load_slab(T *slab, const tiled_params<T> &p, int k0, int k1, int64_t c0)
-{
-    constexpr int V = vec16<T>::n;
-    const int64_t total = (int64_t)(k1 - k0) * NV;
-    for (int64_t e = threadIdx.x; e < total; e += TILED_THREADS) {
-        const int64_t r = e / NV;
-        const int cv = (int)(e % NV);
-        const int64_t cc = c0 + (int64_t)cv * V, left = p.d.n - cc;
-        const int cnt = left >= V ? V : (left > 0 ? (int)left : 0);
-        T *dst = slab + r * (NV * V) + cv * V;
-        const T *src = p.d.B + (cnt ? ((int64_t)k0 + r) * p.d.ldb + cc : 0);
-        if (p.vec_loads) {
-            cp_async16(dst, src, cnt * (int)sizeof(T));
-        } else {
-            typename acc_of<T>::type tmp[V];
-            load_partial<T, V>(src, cnt, tmp);
-#pragma unroll
-            for (int t = 0; t < V; t++)
-                dst[t] = from_acc<T>(tmp[t]);
-        }
-    }
-    asm volatile("cp.async.commit_group;\ncp.async.wait_group 0;\n" ::);
-    __syncthreads();
-}
 
 // Entries i and i + 1 of A (past `end`: column INT_MAX, value 0), as one
 // vector load of each array when their alignment allows (p.pairs).
@@ -148,7 +112,9 @@ __global__ void __launch_bounds__(TILED_THREADS, sizeof(T) >= 4 ? 3 : 2) tiled_k
             const int k0 = (int)(c * kc), k1 = (int)(k0 + kc < p.k ? k0 + kc : p.k);
             if (c > 0 || tile != blockIdx.y)
                 __syncthreads(); // every row is done with the previous chunk
-            load_slab<T, NV>(slab, p, k0, k1, c0);
+            copy_b_rows<T, V, NV, TILED_THREADS>(slab, 0, -1, p.d, p.vec_loads != 0, k0, k1, c0);
+            copy_b_wait();
+            __syncthreads();
             // the warp's teams take slots base + sub, base + TEAMS + sub, ...
             for (int64_t base = r0 + (threadIdx.x / 32) * (32 / G); base < rend; base += TEAMS) {
                 const int64_t slot = base + sub, rl = slot - r0;

@@ -42,6 +42,33 @@ __global__ void bins_kernel(const int64_t *__restrict__ rowptr, const int32_t *_
         atomicMax(&stats[threadIdx.x], s[threadIdx.x]);
 }
 
+// Distances of entries from the diagonal: stats[b] counts entries whose
+// |col - row| has bit length b (b = 0: on the diagonal), stats[32 + b] is the
+// largest such distance. A warp per row, a block's counts gathered in shared
+// memory first.
+__global__ void diagonal_profile_kernel(const int64_t *__restrict__ rowptr, const int32_t *__restrict__ colidx,
+                                        int64_t m, unsigned long long *stats)
+{
+    __shared__ unsigned long long s[2 * SPX_CUDA_DIAGONAL_BUCKETS];
+    for (int i = threadIdx.x; i < 2 * SPX_CUDA_DIAGONAL_BUCKETS; i += blockDim.x)
+        s[i] = 0;
+    __syncthreads();
+    const int64_t warps = (int64_t)gridDim.x * (blockDim.x / 32);
+    for (int64_t r = ((int64_t)blockIdx.x * blockDim.x + threadIdx.x) / 32; r < m; r += warps)
+        for (int64_t q = rowptr[r] + (threadIdx.x & 31); q < rowptr[r + 1]; q += 32) {
+            const int64_t dist = colidx[q] > r ? colidx[q] - r : r - colidx[q];
+            const int b = dist ? 64 - __clzll(dist) : 0;
+            atomicAdd(&s[b], 1ull);
+            atomicMax(&s[SPX_CUDA_DIAGONAL_BUCKETS + b], (unsigned long long)dist);
+        }
+    __syncthreads();
+    for (int i = threadIdx.x; i < 2 * SPX_CUDA_DIAGONAL_BUCKETS; i += blockDim.x)
+        if (s[i] && i < SPX_CUDA_DIAGONAL_BUCKETS)
+            atomicAdd(&stats[i], s[i]);
+        else if (s[i])
+            atomicMax(&stats[i], s[i]);
+}
+
 // 255 - len * 255 / max_len: sorting by it puts the longest rows first and
 // rows of about equal length (within max_len / 255) side by side.
 __global__ void length_keys_kernel(const int64_t *__restrict__ rowptr, int64_t m, int64_t max_len, unsigned char *key)
@@ -111,6 +138,15 @@ extern "C" cudaError_t spx__cuda_row_bins(const spx_cuda_csr *A, const int64_t b
         return cudaSuccess;
     bins_kernel<<<grid_1d(A->rows), 256, 0, stream>>>(A->rowptr, A->colidx, A->rows, bounds[0], bounds[1],
                                                        bounds[2], bounds[3], bin, stats);
+    return cudaGetLastError();
+}
+
+extern "C" cudaError_t spx__cuda_diagonal_profile(const spx_cuda_csr *A, unsigned long long *stats,
+                                                  cudaStream_t stream)
+{
+    if (A->rows <= 0)
+        return cudaSuccess;
+    diagonal_profile_kernel<<<grid_1d(A->rows * 32), 256, 0, stream>>>(A->rowptr, A->colidx, A->rows, stats);
     return cudaGetLastError();
 }
 
