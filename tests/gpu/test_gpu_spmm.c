@@ -257,6 +257,28 @@ static void layout_cases(tmat *t, spx_dtype dt)
     run_case(&c, 0);
 }
 
+/* One forced algorithm at each column tile width it takes (8, 16 and 32
+ * 16-byte vectors), N ending in a partial vector: B and C 16-byte aligned
+ * with leading dimensions padded to 16 bytes (cp.async, partial vectors
+ * zero-filled), then one element off alignment (element copies); the plan
+ * runs at width plan_w. */
+static void tile_width_cases(tmat *t, spx_dtype dt, spx_spmm_alg alg, int64_t plan_w)
+{
+    int64_t vec = 16 / (int64_t)spx_dtype_size(dt);
+    for (int64_t w = 8; w <= 32; w *= 2)
+        for (int aligned = 1; aligned >= 0; aligned--) {
+            int64_t n = w * vec + (vec + 1) / 2;
+            tcase c = case_make(t, SPX_OP_NONE, dt, n);
+            c.algs = 1u << alg;
+            c.panel = w * vec;
+            c.off_b = c.off_c = aligned ? 0 : 1;
+            c.pad_b = c.pad_c = aligned ? (vec - n % vec) % vec : 0;
+            if (w == plan_w && aligned)
+                case_plan_runs(&c);
+            run_case(&c, 0);
+        }
+}
+
 static void hard_shapes(void)
 {
     static const int64_t n_small[] = {7, 1}, n_mid[] = {64, 1000, 1}, n_one[] = {1, 7};
@@ -337,13 +359,10 @@ static void hard_shapes(void)
         shape_matrix(build_random_rows(1001, 997, 0, 30, 1, s == 1 ? SPX_INDEX_I64 : SPX_INDEX_I32),
                      name, SPX_SELL, &fp, n_odd, 2);
     }
-    /* TILED at each of its column tile widths (8, 16, 32 16-byte vectors), in
-     * every float type: 75 x 1111 (rows of ~100-300 entries) holds B's tile in
-     * several chunks of k, 300 x 200 in one (on GPUs with ~100 KB of shared
-     * memory a block, the widest tile in chunks); k, m and N (a partial vector)
-     * divide none of them; leading dimensions padded to 16 bytes (cp.async,
-     * partial vectors zero-filled), and B and C one element off alignment
-     * (element loads) */
+    /* TILED at each of its column tile widths, in every float type: 75 x 1111
+     * (rows of ~100-300 entries) holds B's tile in several chunks of k,
+     * 300 x 200 in one (on GPUs with ~100 KB of shared memory a block, the
+     * widest tile in chunks); k, m and N divide none of them */
     static const struct {
         int64_t m, k;
         double sparsity;
@@ -356,47 +375,21 @@ static void hard_shapes(void)
             char name[64];
             snprintf(name, sizeof name, "tiled widths %lldx%lld %s", (long long)tiled_shapes[sh].m,
                      (long long)tiled_shapes[sh].k, spx_dtype_name(types_all[d]));
-            int64_t vec = 16 / (int64_t)spx_dtype_size(types_all[d]);
             if (tmat_make(&t, A, SPX_CSR, NULL, name))
-                for (int64_t w = 8; w <= 32; w *= 2)
-                    for (int aligned = 1; aligned >= 0; aligned--) {
-                        int64_t n = w * vec + (vec + 1) / 2;
-                        tcase c = case_make(&t, SPX_OP_NONE, types_all[d], n);
-                        c.algs = 1u << SPX_SPMM_TILED;
-                        c.panel = w * vec;
-                        c.off_b = c.off_c = aligned ? 0 : 1;
-                        c.pad_b = c.pad_c = aligned ? (vec - n % vec) % vec : 0;
-                        if (w == 32 && aligned)
-                            case_plan_runs(&c);
-                        run_case(&c, 0);
-                    }
+                tile_width_cases(&t, types_all[d], SPX_SPMM_TILED, 32);
             tmat_free(&t);
         }
     /* BAND on a 3D Laplacian 40^3 (32^3 quick): the +-1 and +-40 diagonals in
      * the ring, +-1600 from global memory, strips of several steps (the ring
      * wraps), at each column tile width (the widest keeps only the diagonal
-     * in its ring), in every float type; N ends in a partial vector; leading
-     * dimensions padded to 16 bytes (cp.async), and B and C one element off
-     * alignment (element copies). */
+     * in its ring), in every float type */
     for (size_t d = 0; d < 4; d++) {
         A = NULL;
         CHECK_OK(g_ctx, spx_gen_laplacian(g_ctx, 3, pick(40, 32), types_all[d], SPX_INDEX_DEFAULT, &A));
         char name[64];
         snprintf(name, sizeof name, "band widths laplacian %s", spx_dtype_name(types_all[d]));
-        int64_t vec = 16 / (int64_t)spx_dtype_size(types_all[d]);
         if (tmat_make(&t, A, SPX_CSR, NULL, name))
-            for (int64_t w = 8; w <= 32; w *= 2)
-                for (int aligned = 1; aligned >= 0; aligned--) {
-                    int64_t n = w * vec + (vec + 1) / 2;
-                    tcase c = case_make(&t, SPX_OP_NONE, types_all[d], n);
-                    c.algs = 1u << SPX_SPMM_BAND;
-                    c.panel = w * vec;
-                    c.off_b = c.off_c = aligned ? 0 : 1;
-                    c.pad_b = c.pad_c = aligned ? (vec - n % vec) % vec : 0;
-                    if (w == 8 && aligned)
-                        case_plan_runs(&c);
-                    run_case(&c, 0);
-                }
+            tile_width_cases(&t, types_all[d], SPX_SPMM_BAND, 8);
         tmat_free(&t);
     }
     /* layouts, leading dimensions, alignment, alpha/beta, in every float type */
