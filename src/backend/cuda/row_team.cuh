@@ -53,9 +53,9 @@ __device__ __forceinline__ void team_accumulate(const int32_t *__restrict__ coli
             A vj[U];
 #pragma unroll
             for (int u = 0; u < U; u++) {
-                const int src = ((j0 + u) * S + sub) & (team - 1);
-                cj[u] = __shfl_sync(SPX_FULL_MASK, col, src, team);
-                vj[u] = __shfl_sync(SPX_FULL_MASK, v, src, team);
+                const int from = ((j0 + u) * S + sub) & (team - 1);
+                cj[u] = __shfl_sync(SPX_FULL_MASK, col, from, team);
+                vj[u] = __shfl_sync(SPX_FULL_MASK, v, from, team);
             }
             fma_rows<T, V, U>(src, cj, vj, mine - j0, count, acc);
         }

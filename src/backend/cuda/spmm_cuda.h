@@ -202,9 +202,9 @@ cudaError_t spx__cuda_row_bins(const spx_cuda_csr *A, const int64_t bounds[4], u
 cudaError_t spx__cuda_sort_rows_by_bin(const unsigned char *bin, int64_t m, int key_bits, int32_t *rows_out,
                                        void *tmp, size_t *tmp_bytes, cudaStream_t stream);
 /* Distances of A's entries from the diagonal (stats: 2 * SPX_CUDA_DIAGONAL_BUCKETS
- * values, zeroed by the caller): stats[b] counts the entries whose |col - row|
- * has bit length b (0: on the diagonal), stats[BUCKETS + b] is the largest
- * such distance. */
+ * + 1 values, zeroed by the caller): stats[b] counts the entries whose
+ * |col - row| has bit length b (0: on the diagonal), stats[BUCKETS + b] is
+ * the largest such distance, and the last value the longest row's length. */
 #define SPX_CUDA_DIAGONAL_BUCKETS 32
 cudaError_t spx__cuda_diagonal_profile(const spx_cuda_csr *A, unsigned long long *stats, cudaStream_t stream);
 /* key[i] = 255 - len(i) * 255 / max_len (max_len: the longest row's length), so

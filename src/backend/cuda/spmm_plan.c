@@ -462,22 +462,23 @@ static double rows_traffic(const cuda_plan *P)
 }
 
 /* BAND's shared memory per block: a third of an SM's (three blocks per SM
- * hide each other's waits for the ring), within the per-block limit. */
-static int64_t band_smem_budget(spx_ctx *ctx)
+ * hide each other's waits for the ring), within the per-block limit; a
+ * forced tile width may take a whole SM's. */
+static int64_t band_smem_budget(spx_ctx *ctx, bool forced_width)
 {
     const spx_device_info *in = &spx__cuda(ctx)->info;
-    int64_t budget = in->smem_per_sm / 3 - 1024;
+    int64_t budget = forced_width ? in->smem_per_sm - 1024 : in->smem_per_sm / 3 - 1024;
     if (budget > in->smem_per_block_optin)
         budget = in->smem_per_block_optin;
     return budget < 32 * 1024 ? 32 * 1024 : budget;
 }
 
-/* The distances of op(A)'s entries from the diagonal, as
- * spx__cuda_diagonal_profile gives them. */
-static spx_status diagonal_profile(spx_ctx *ctx, cuda_plan *P, unsigned long long host[2 * SPX_CUDA_DIAGONAL_BUCKETS])
+/* The distances of op(A)'s entries from the diagonal and the longest row, as
+ * spx__cuda_diagonal_profile gives them; sets P->max_row. */
+static spx_status diagonal_profile(spx_ctx *ctx, cuda_plan *P, unsigned long long host[2 * SPX_CUDA_DIAGONAL_BUCKETS + 1])
 {
     cudaStream_t st = spx__cuda(ctx)->stream;
-    const size_t bytes = 2 * SPX_CUDA_DIAGONAL_BUCKETS * sizeof *host;
+    const size_t bytes = (2 * SPX_CUDA_DIAGONAL_BUCKETS + 1) * sizeof *host;
     unsigned long long *dev = NULL;
     spx_status s;
     if (!(s = spx__cuda_alloc(ctx, (void **)&dev, bytes, "diagonal profile")) &&
@@ -486,6 +487,8 @@ static spx_status diagonal_profile(spx_ctx *ctx, cuda_plan *P, unsigned long lon
         !(s = spx__cuda_download(ctx, host, dev, bytes)))
         s = spx__cuda_sync(ctx);
     spx__cuda_free(ctx, dev);
+    if (!s)
+        P->max_row = (int64_t)host[2 * SPX_CUDA_DIAGONAL_BUCKETS];
     return s;
 }
 
@@ -497,8 +500,8 @@ static spx_status diagonal_profile(spx_ctx *ctx, cuda_plan *P, unsigned long lon
  * within the shared-memory budget, the one kept moves the fewest bytes
  * through L2 (*traffic): per column tile, a B row segment for each entry
  * outside the ring, B's tile once and A once; C once. Strips: one per block
- * the GPU holds at once, in whole steps. one_tile: only tiles that cover N,
- * and no shape (*traffic < 0) is not an error. */
+ * the GPU holds at once, in whole steps. one_tile (AUTO): only tiles that
+ * cover N, and no shape (*traffic < 0) is not an error. */
 static spx_status choose_band_shape(spx_ctx *ctx, cuda_plan *P, int64_t forced, bool one_tile, char *why,
                                     size_t whylen, double *traffic)
 {
@@ -509,11 +512,11 @@ static spx_status choose_band_shape(spx_ctx *ctx, cuda_plan *P, int64_t forced, 
                          "band: the panel width must be %lld, %lld or %lld columns for %s (got %lld)",
                          (long long)(8 * vec), (long long)(16 * vec), (long long)(32 * vec),
                          spx_dtype_name(P->dtype), (long long)forced);
-    unsigned long long prof[2 * NB];
+    unsigned long long prof[2 * NB + 1];
     spx_status s = diagonal_profile(ctx, P, prof);
     if (s)
         return s;
-    const int64_t budget = band_smem_budget(ctx);
+    const int64_t budget = band_smem_budget(ctx, forced > 0);
     const double other = a_bytes(P) + (double)P->m * (double)P->n * (double)es;
     spx_cuda_band_shape *best = &P->band;
     double near = 0, best_near = 0;
@@ -548,9 +551,13 @@ static spx_status choose_band_shape(spx_ctx *ctx, cuda_plan *P, int64_t forced, 
                         : spx__fail(ctx, SPX_ERR_UNSUPPORTED, "band: no ring of B rows fits in %lld bytes of shared memory",
                                     (long long)budget);
     const int per_sm = spx__cuda_band_blocks_per_sm(best, P->dtype);
+    if (per_sm <= 0 && one_tile)
+        *traffic = -1;
     if (per_sm <= 0)
-        return spx__fail(ctx, SPX_ERR_UNSUPPORTED, "band: a block of %zu bytes of shared memory does not fit on an SM",
-                         spx__cuda_band_smem(best));
+        return one_tile ? SPX_OK
+                        : spx__fail(ctx, SPX_ERR_UNSUPPORTED,
+                                    "band: a block of %zu bytes of shared memory does not fit on an SM",
+                                    spx__cuda_band_smem(best));
     const int64_t tiles = (P->n + best->group * vec - 1) / (best->group * vec);
     int64_t strips = (int64_t)per_sm * sm_count(ctx) / tiles, steps = (P->m + best->rows - 1) / best->rows;
     if (strips < 1)
@@ -573,20 +580,24 @@ static spx_status choose_band_shape(spx_ctx *ctx, cuda_plan *P, int64_t forced, 
  * and BAND's steps are bound by that, not by L2; measured on an H100 (3D
  * Laplacians, banded 1M, docs/PERFORMANCE.md), BAND was 1.5-1.7x faster than
  * merge path at N = 32 (one tile) and 15-55 % slower at N = 128 and 256
- * (2-8 tiles). The shape is chosen (which profiles A's diagonals, one pass
- * over A) only for matrices large enough for the smallest ring. */
+ * (2-8 tiles). Rows of at most BAND_MAX_ROW entries: a row has one team of
+ * lanes, and a step waits for its longest row. The shape is chosen (which
+ * profiles A's diagonals, one pass over A) only for matrices large enough for
+ * the smallest ring and N within the widest tile. */
 static spx_status band_pays(spx_ctx *ctx, cuda_plan *P, bool *pays, char *why, size_t whylen)
 {
     double traffic = 0;
     *pays = false;
-    if (P->dtype != SPX_F32 || small_product(ctx, P) || P->m < 1024 || P->k < 1024)
+    if (P->dtype != SPX_F32 || small_product(ctx, P) || P->m < 1024 || P->k < 1024 ||
+        P->n > 32 * 4 /* f32 in the widest tile */)
         return SPX_OK;
     char shape[256];
     spx_status s = choose_band_shape(ctx, P, 0, true, shape, sizeof shape, &traffic);
     if (s)
         return s;
     const double rows = rows_traffic(P), window = BAND_MAX_WINDOW_SHARE * (double)(P->m < P->k ? P->m : P->k);
-    if (traffic < 0 || (double)P->band.ring > window || traffic > BAND_MAX_TRAFFIC_SHARE * rows)
+    if (traffic < 0 || P->max_row > BAND_MAX_ROW || (double)P->band.ring > window ||
+        traffic > BAND_MAX_TRAFFIC_SHARE * rows)
         return SPX_OK;
     *pays = true;
     snprintf(why, whylen, "%s; chosen because its reads through L2 are estimated at %.0f%% of the row kernels'",

@@ -35,6 +35,7 @@
  * share of the row kernels', and B's window at most this share of k */
 #define BAND_MAX_TRAFFIC_SHARE 0.6
 #define BAND_MAX_WINDOW_SHARE 0.125
+#define BAND_MAX_ROW 256 /* entries in the longest row */
 
 typedef struct plan_bin {
     spx_spmm_alg alg; /* ROW_SPLIT, WARP_ROW or BLOCK_ROW */

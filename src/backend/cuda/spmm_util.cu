@@ -44,25 +44,29 @@ __global__ void bins_kernel(const int64_t *__restrict__ rowptr, const int32_t *_
 
 // Distances of entries from the diagonal: stats[b] counts entries whose
 // |col - row| has bit length b (b = 0: on the diagonal), stats[32 + b] is the
-// largest such distance. A warp per row, a block's counts gathered in shared
-// memory first.
+// largest such distance, stats[64] the longest row. A warp per row, a
+// block's counts gathered in shared memory first.
 __global__ void diagonal_profile_kernel(const int64_t *__restrict__ rowptr, const int32_t *__restrict__ colidx,
                                         int64_t m, unsigned long long *stats)
 {
-    __shared__ unsigned long long s[2 * SPX_CUDA_DIAGONAL_BUCKETS];
-    for (int i = threadIdx.x; i < 2 * SPX_CUDA_DIAGONAL_BUCKETS; i += blockDim.x)
+    constexpr int NS = 2 * SPX_CUDA_DIAGONAL_BUCKETS + 1;
+    __shared__ unsigned long long s[NS];
+    for (int i = threadIdx.x; i < NS; i += blockDim.x)
         s[i] = 0;
     __syncthreads();
     const int64_t warps = (int64_t)gridDim.x * (blockDim.x / 32);
-    for (int64_t r = ((int64_t)blockIdx.x * blockDim.x + threadIdx.x) / 32; r < m; r += warps)
+    for (int64_t r = ((int64_t)blockIdx.x * blockDim.x + threadIdx.x) / 32; r < m; r += warps) {
+        if ((threadIdx.x & 31) == 0)
+            atomicMax(&s[NS - 1], (unsigned long long)(rowptr[r + 1] - rowptr[r]));
         for (int64_t q = rowptr[r] + (threadIdx.x & 31); q < rowptr[r + 1]; q += 32) {
             const int64_t dist = colidx[q] > r ? colidx[q] - r : r - colidx[q];
             const int b = dist ? 64 - __clzll(dist) : 0;
             atomicAdd(&s[b], 1ull);
             atomicMax(&s[SPX_CUDA_DIAGONAL_BUCKETS + b], (unsigned long long)dist);
         }
+    }
     __syncthreads();
-    for (int i = threadIdx.x; i < 2 * SPX_CUDA_DIAGONAL_BUCKETS; i += blockDim.x)
+    for (int i = threadIdx.x; i < NS; i += blockDim.x)
         if (s[i] && i < SPX_CUDA_DIAGONAL_BUCKETS)
             atomicAdd(&stats[i], s[i]);
         else if (s[i])
