@@ -174,6 +174,29 @@ static void test_shapes(void)
     check_modes("one busy row", SPX_SEMIRING_PLUS_TIMES, SPX_F32, A, B, o);
     spx_matrix_destroy(A);
     spx_matrix_destroy(B);
+    /* Up to 8192 rows one block bins the rows and groups them by bin; above,
+     * the sort does. Rows of every size, so that most bins hold some: empty
+     * ones, a few entries (warp tables), and every 61st row half full (block
+     * tables of thousands of products). */
+    B = random_matrix(400, 700, 0.05, SPX_F32, VAL_UNIFORM, SPX_CSR, SPX_INDEX_I32);
+    for (int64_t m = 8192; m <= 8193; m++) {
+        D = dm_new(m, 400, SPX_F32);
+        for (int64_t i = 0; i < m; i++) {
+            const int64_t per = i % 61 == 0 ? 200 : (int64_t)t_below(&g_rng, 6);
+            for (int64_t e = 0; e < per; e++) {
+                const int64_t j = (int64_t)t_below(&g_rng, 400);
+                DIN(&D, i, j) = 1;
+                DM(&D, i, j).f = t_unit(&g_rng) - 0.5;
+            }
+        }
+        A = dm_to_spx(g_ref, &D, SPX_CSR, SPX_INDEX_I32, &g_rng);
+        dm_free(&D);
+        char what[80];
+        snprintf(what, sizeof what, "%lld rows of every size", (long long)m);
+        check_modes(what, SPX_SEMIRING_PLUS_TIMES, SPX_F32, A, B, o);
+        spx_matrix_destroy(A);
+    }
+    spx_matrix_destroy(B);
 }
 
 /* ---- rows whose tables need device memory, and dense tables ---- */

@@ -14,8 +14,10 @@
  *     row), exclusive scan into C's row offsets;
  *  5. numeric binning by the exact counts; then spgemm_cuda_io.c runs the
  *     numeric kernels and builds the result.
- * Three host synchronisations: after each binning and for C's size (more
- * for host results, chunks and the flags). */
+ * Two host synchronisations: after each binning, the numeric one with C's
+ * size (more for host results, chunks and the flags). Products of at most
+ * SPX_GEMM_SMALL_ROWS rows bin in one launch each time, the numeric one
+ * with the scan. */
 #include "backend/cuda/spgemm_cuda_host.h"
 
 #include <limits.h>
@@ -149,13 +151,19 @@ static int short_lanes(const spx_gemm *g)
     return g->m >= (1 << 17) && nnz <= 8 * g->m && g->hstats[SPX_GEMM_STAT_A_MAX] <= 32 ? 8 : 32;
 }
 
+/* Rows binned, grouped and (numeric) scanned by spx__cuda_gemm_bin_small. */
+static int small_rows(const spx_gemm *g) { return g->m > 0 && g->m <= SPX_GEMM_SMALL_ROWS; }
+
 /* The per-row arrays, CUB's scratch, statistics and flags: one pool block. */
 static spx_status alloc_rows(spx_gemm *g)
 {
     spx_ctx *ctx = g->ctx;
     const int64_t m = g->m;
-    SPX_CUDA_TRY(ctx, spx__cuda_sort_rows_by_bin(NULL, m, 4, NULL, NULL, &g->sort_bytes, g->stream),
-                 "sizing the row sort");
+    g->sort_bytes = 0;
+    if (!small_rows(g))
+        SPX_CUDA_TRY(ctx,
+                     spx__cuda_sort_rows_by_bin(NULL, m, 4, NULL, NULL, &g->sort_bytes, g->stream),
+                     "sizing the row sort");
     SPX_CUDA_TRY(ctx, spx__cuda_gemm_scan(NULL, NULL, m + 1, NULL, &g->scan_bytes, g->stream),
                  "sizing the scan");
     enum { CAP, PROD, RLO, RHI, CNT, TOT, OFF, ACT, BIN, ROWS, SORT, SCAN, STATS, RANGES, STATUS, NPARTS };
@@ -199,24 +207,31 @@ static spx_status alloc_rows(spx_gemm *g)
 }
 
 /* Bin the rows by cap (symbolic) or cnt (numeric), group them by bin and
- * read the statistics (bin starts; the symbolic ones kept in hstats): one
- * synchronization, which also completes downloads queued before (m > 0). */
+ * read the statistics (bin starts; the symbolic ones kept in hstats;
+ * numeric: C's size): one synchronization, which also completes downloads
+ * queued before (m > 0). */
 static spx_status bin_rows(spx_gemm *g, int numeric)
 {
     spx_ctx *ctx = g->ctx;
     const spx_gemm_bins *b = numeric ? &g->num : &g->sym;
+    const int32_t *size = numeric ? g->d.cnt : g->d.cap;
     unsigned long long hs[SPX_GEMM_NSTATS];
     memset(hs, 0, sizeof hs);
-    if (g->m > 0) {
-        SPX_CUDA_TRY(ctx, cudaMemsetAsync(g->stats, 0, sizeof hs, g->stream), "clearing statistics");
+    if (small_rows(g)) {
         SPX_CUDA_TRY(ctx,
-                     spx__cuda_gemm_bin(&g->d, numeric ? g->d.cnt : g->d.cap, b, numeric, g->bin,
-                                        g->stats, g->stream),
+                     spx__cuda_gemm_bin_small(&g->d, size, b, numeric, g->bin, g->stats, g->rows,
+                                              (int64_t *)g->d.off, g->stream),
+                     "binning rows");
+    } else if (g->m > 0) {
+        SPX_CUDA_TRY(ctx, cudaMemsetAsync(g->stats, 0, sizeof hs, g->stream), "clearing statistics");
+        SPX_CUDA_TRY(ctx, spx__cuda_gemm_bin(&g->d, size, b, numeric, g->bin, g->stats, g->stream),
                      "binning rows");
         SPX_CUDA_TRY(ctx,
                      spx__cuda_sort_rows_by_bin(g->bin, g->m, 4, g->rows, g->sort_tmp, &g->sort_bytes,
                                                 g->stream),
                      "sorting rows by bin");
+    }
+    if (g->m > 0) {
         spx_status s = spx__cuda_download(ctx, hs, g->stats, sizeof hs);
         if (s || (s = spx__cuda_sync(ctx)))
             return s;
@@ -226,7 +241,9 @@ static spx_status bin_rows(spx_gemm *g, int numeric)
         g->start[x + 1] = g->start[x] + (int64_t)hs[SPX_GEMM_STAT_ROWS + x];
     for (int x = spx__gemm_bin_global(b) + 1; x < SPX_GEMM_MAX_BINS; x++)
         g->start[x + 1] = g->start[x];
-    if (!numeric)
+    if (numeric)
+        g->total = (int64_t)hs[SPX_GEMM_STAT_C_ENTRIES];
+    else
         memcpy(g->hstats, hs, sizeof hs);
     return SPX_OK;
 }
@@ -387,13 +404,13 @@ static spx_status run(spx_gemm *g)
     SPX_CUDA_TRY(ctx, spx__cuda_gemm_symbolic(&g->d, &L), "symbolic SpGEMM kernels");
     if ((s = spx__cuda_launch_check(ctx, "symbolic SpGEMM kernels")))
         return s;
-    SPX_CUDA_TRY(ctx,
-                 spx__cuda_gemm_scan(g->d.tot, (int64_t *)g->d.off, g->m + 1, g->scan_tmp,
-                                     &g->scan_bytes, g->stream),
-                 "scanning row counts");
-    /* C's size comes back with the numeric binning's statistics */
-    if ((s = spx__cuda_download(ctx, &g->total, g->d.off + g->m, sizeof g->total)) ||
-        (s = bin_rows(g, 1)) || (g->m == 0 && (s = spx__cuda_sync(ctx))) || (s = plan_staging(g)))
+    if (!small_rows(g)) /* else the numeric binning scans */
+        SPX_CUDA_TRY(ctx,
+                     spx__cuda_gemm_scan(g->d.tot, (int64_t *)g->d.off, g->m + 1, g->scan_tmp,
+                                         &g->scan_bytes, g->stream),
+                     "scanning row counts");
+    /* C's size comes back with the numeric binning's statistics (0 rows: 0) */
+    if ((s = bin_rows(g, 1)) || (s = plan_staging(g)))
         return s;
     if (g->a->workspace) {
         const spx_index_type out = spx__spgemm_out_itype(g->a, g->total);

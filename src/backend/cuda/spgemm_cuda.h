@@ -61,6 +61,7 @@ enum {
     SPX_GEMM_STAT_ROW_BOUND,   /* largest bound on a row of C (product bound + accum row) */
     SPX_GEMM_STAT_FEW_ROWS,    /* rows of SPX_GEMM_SORT_MIN + 1 to SPX_GEMM_SORT_MAX products */
     SPX_GEMM_STAT_A_MAX,       /* entries of A's longest row */
+    SPX_GEMM_STAT_C_ENTRIES,   /* numeric binning: entries of C, off[m] */
     SPX_GEMM_NSTATS
 };
 
@@ -77,6 +78,9 @@ enum {
  * own, which costs small products more than sorting saves (H200: citeseer
  * and cora squared, 2.7K-3.3K rows, lost 10 us of 0.15-0.2 ms). */
 #define SPX_GEMM_SORT_MIN_ROWS 8192
+
+/* Products of at most this many rows bin in one block (spx__cuda_gemm_bin_small). */
+#define SPX_GEMM_SMALL_ROWS 8192
 
 /* Everything a kernel needs about one product, passed by value. */
 typedef struct spx_gemm_dev {
@@ -232,11 +236,19 @@ static inline SPX_GEMM_HD int64_t spx__gemm_stage_bytes(int G, int64_t vsz)
 cudaError_t spx__cuda_gemm_work(const spx_gemm_dev *d, int64_t nnz_a, cudaStream_t stream);
 /* bin[i] of every row by size[i]. Symbolic binning (numeric == 0) also sets
  * cnt = 0 and tot = |accum row| for rows of size 0 and gathers every
- * statistic; numeric binning counts rows only. stats (SPX_GEMM_NSTATS) must
- * be zeroed by the caller. */
+ * statistic; numeric binning counts rows and reads C's size from off. stats
+ * (SPX_GEMM_NSTATS) must be zeroed by the caller. */
 cudaError_t spx__cuda_gemm_bin(const spx_gemm_dev *d, const int32_t *size,
                                const spx_gemm_bins *bins, int numeric, unsigned char *bin,
                                unsigned long long *stats, cudaStream_t stream);
+/* For 1 <= m <= SPX_GEMM_SMALL_ROWS, in one launch: numeric, off = the
+ * exclusive sums of tot[0..m] first; bin as spx__cuda_gemm_bin; rows = the
+ * row ids grouped by bin, increasing within a bin. Writes every statistic
+ * (stats need no zeroing). */
+cudaError_t spx__cuda_gemm_bin_small(const spx_gemm_dev *d, const int32_t *size,
+                                     const spx_gemm_bins *bins, int numeric, unsigned char *bin,
+                                     unsigned long long *stats, int32_t *rows, int64_t *off,
+                                     cudaStream_t stream);
 /* The symbolic row kernels: cnt and tot of the launch's rows. */
 cudaError_t spx__cuda_gemm_symbolic(const spx_gemm_dev *d, const spx_gemm_launch *L);
 /* out[0..n) = exclusive prefix sums of in[0..n) (int64); tmp as for CUB

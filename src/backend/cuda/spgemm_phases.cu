@@ -2,6 +2,7 @@
 // with the statistics that size the tables, the symbolic row kernels, scans,
 // per-chunk bin ranges, rows without products, and the compaction after
 // drop_identity.
+#include <cub/block/block_scan.cuh>
 #include <cub/device/device_scan.cuh>
 
 #include "backend/cuda/spgemm_rows.cuh"
@@ -89,7 +90,7 @@ template <int L> __global__ void __launch_bounds__(SPX_GEMM_BLOCK) work_kernel(c
 __device__ __forceinline__ bool stat_is_max(int s)
 {
     return s == SPX_GEMM_STAT_SYM_SLOTS || s == SPX_GEMM_STAT_NUM_SLOTS ||
-           s == SPX_GEMM_STAT_ROW_BOUND || s == SPX_GEMM_STAT_A_MAX;
+           s == SPX_GEMM_STAT_ROW_BOUND || s == SPX_GEMM_STAT_A_MAX || s == SPX_GEMM_STAT_C_ENTRIES;
 }
 
 __device__ __forceinline__ unsigned long long warp_max_u64(unsigned long long v)
@@ -102,8 +103,79 @@ __device__ __forceinline__ unsigned long long warp_max_u64(unsigned long long v)
     return v;
 }
 
-// A thread per row; the statistics are combined per warp first (the rows
-// of a block would otherwise all hit the same few shared counters).
+// The bin of row i by size[i] (0 past the last row), a thread per row; whole
+// warps call it together, so that the warp reductions see every lane. Rows
+// per bin and, symbolic, every other statistic go to the block's s, combined
+// per warp first (the rows of a block would otherwise all hit the same few
+// shared counters); symbolic binning also sets cnt and tot of rows of size 0.
+__device__ __forceinline__ int bin_row(const spx_gemm_dev &d, const int32_t *__restrict__ size,
+                                       const spx_gemm_bins &bins, int numeric, int64_t i,
+                                       unsigned char *bin, unsigned long long *s)
+{
+    const int window = spx__gemm_bin_window(&bins), global = spx__gemm_bin_global(&bins);
+    const int lane = threadIdx.x & 31;
+    const bool row = i < d.m;
+    const int64_t sz = row ? size[i] : 0;
+    int b = 0;
+    // rows too large for shared memory: windows or device memory (by cap in both phases)
+    const bool win = row && spx__gemm_windowed(d.cap[i], (int64_t)d.rhi[i] - d.rlo[i], d.prod[i],
+                                               d.A.ptr[i + 1] - d.A.ptr[i], bins.window_slots);
+    if (sz > 0) {
+        b = win ? window : global;
+        const int64_t pr = d.prod[i];
+        const bool few = bins.nsorted > 0 &&
+                         spx__gemm_sorted_row(sz, pr, (int64_t)d.rhi[i] - d.rlo[i], bins.sort_every);
+        for (int c = few ? bins.nsorted : bins.nshared; c > (few ? 0 : bins.nsorted); c--)
+            if ((few ? pr : sz) <= bins.max_size[c])
+                b = c;
+    }
+    if (row)
+        bin[i] = (unsigned char)b;
+    for (int c = 0; c <= global; c++) {
+        const unsigned in_bin = __ballot_sync(SPX_GEMM_FULL, row && b == c);
+        if (lane == 0 && in_bin)
+            atomicAdd(&s[SPX_GEMM_STAT_ROWS + c], (unsigned long long)__popc(in_bin));
+    }
+    if (numeric)
+        return b;
+    const int64_t alen = row && d.acc.ptr ? d.acc.ptr[i + 1] - d.acc.ptr[i] : 0;
+    unsigned long long sym_slots = 0, num_slots = 0;
+    if (row && sz == 0) {
+        d.cnt[i] = 0;
+        d.tot[i] = alen;
+    } else if (row) {
+        const unsigned long long slots =
+            (unsigned long long)spx__gemm_row_slots(sz, (int64_t)d.rhi[i] - d.rlo[i]);
+        if (b == global)
+            sym_slots = slots;
+        if (sz > bins.num_smax && !win)
+            num_slots = slots;
+    }
+    const unsigned num_rows = __ballot_sync(SPX_GEMM_FULL, row && sz > bins.num_smax && !win);
+    const int64_t pr = row ? d.prod[i] : 0;
+    const unsigned few_rows = __ballot_sync(SPX_GEMM_FULL, pr > SPX_GEMM_SORT_MIN && pr <= SPX_GEMM_SORT_MAX);
+    sym_slots = warp_max_u64(sym_slots);
+    num_slots = warp_max_u64(num_slots);
+    const unsigned long long bound = warp_max_u64(row ? (unsigned long long)(sz + alen) : 0ull);
+    const unsigned long long amax =
+        warp_max_u64(row ? (unsigned long long)(d.A.ptr[i + 1] - d.A.ptr[i]) : 0ull);
+    if (lane == 0) {
+        if (sym_slots)
+            atomicMax(&s[SPX_GEMM_STAT_SYM_SLOTS], sym_slots);
+        if (num_slots)
+            atomicMax(&s[SPX_GEMM_STAT_NUM_SLOTS], num_slots);
+        if (num_rows)
+            atomicAdd(&s[SPX_GEMM_STAT_NUM_ROWS], (unsigned long long)__popc(num_rows));
+        if (few_rows)
+            atomicAdd(&s[SPX_GEMM_STAT_FEW_ROWS], (unsigned long long)__popc(few_rows));
+        if (bound)
+            atomicMax(&s[SPX_GEMM_STAT_ROW_BOUND], bound);
+        if (amax)
+            atomicMax(&s[SPX_GEMM_STAT_A_MAX], amax);
+    }
+    return b;
+}
+
 __global__ void __launch_bounds__(SPX_GEMM_BLOCK)
     bin_kernel(const spx_gemm_dev d, const int32_t *__restrict__ size, const spx_gemm_bins bins,
                int numeric, unsigned char *bin, unsigned long long *stats)
@@ -112,72 +184,11 @@ __global__ void __launch_bounds__(SPX_GEMM_BLOCK)
     if (threadIdx.x < SPX_GEMM_NSTATS)
         s[threadIdx.x] = 0;
     __syncthreads();
-    const int window = spx__gemm_bin_window(&bins), global = spx__gemm_bin_global(&bins);
-    const int lane = threadIdx.x & 31;
+    if (numeric && blockIdx.x == 0 && threadIdx.x == 0)
+        s[SPX_GEMM_STAT_C_ENTRIES] = (unsigned long long)d.off[d.m];
     const int64_t stride = (int64_t)gridDim.x * blockDim.x;
-    // whole warps iterate together so that the warp reductions see every lane
-    for (int64_t i0 = (int64_t)blockIdx.x * blockDim.x + (threadIdx.x & ~31); i0 < d.m; i0 += stride) {
-        const int64_t i = i0 + lane;
-        const bool row = i < d.m;
-        const int64_t sz = row ? size[i] : 0;
-        int b = 0;
-        // rows too large for shared memory: windows or device memory (by cap in both phases)
-        const bool win = row && spx__gemm_windowed(d.cap[i], (int64_t)d.rhi[i] - d.rlo[i], d.prod[i],
-                                                   d.A.ptr[i + 1] - d.A.ptr[i], bins.window_slots);
-        if (sz > 0) {
-            b = win ? window : global;
-            const int64_t pr = d.prod[i];
-            const bool few = bins.nsorted > 0 &&
-                             spx__gemm_sorted_row(sz, pr, (int64_t)d.rhi[i] - d.rlo[i], bins.sort_every);
-            for (int c = few ? bins.nsorted : bins.nshared; c > (few ? 0 : bins.nsorted); c--)
-                if ((few ? pr : sz) <= bins.max_size[c])
-                    b = c;
-        }
-        if (row)
-            bin[i] = (unsigned char)b;
-        for (int c = 0; c <= global; c++) {
-            const unsigned in_bin = __ballot_sync(SPX_GEMM_FULL, row && b == c);
-            if (lane == 0 && in_bin)
-                atomicAdd(&s[SPX_GEMM_STAT_ROWS + c], (unsigned long long)__popc(in_bin));
-        }
-        if (numeric)
-            continue;
-        const int64_t alen = row && d.acc.ptr ? d.acc.ptr[i + 1] - d.acc.ptr[i] : 0;
-        unsigned long long sym_slots = 0, num_slots = 0;
-        if (row && sz == 0) {
-            d.cnt[i] = 0;
-            d.tot[i] = alen;
-        } else if (row) {
-            const unsigned long long slots =
-                (unsigned long long)spx__gemm_row_slots(sz, (int64_t)d.rhi[i] - d.rlo[i]);
-            if (b == global)
-                sym_slots = slots;
-            if (sz > bins.num_smax && !win)
-                num_slots = slots;
-        }
-        const unsigned num_rows = __ballot_sync(SPX_GEMM_FULL, row && sz > bins.num_smax && !win);
-        const int64_t pr = row ? d.prod[i] : 0;
-        const unsigned few_rows = __ballot_sync(SPX_GEMM_FULL, pr > SPX_GEMM_SORT_MIN && pr <= SPX_GEMM_SORT_MAX);
-        sym_slots = warp_max_u64(sym_slots);
-        num_slots = warp_max_u64(num_slots);
-        const unsigned long long bound = warp_max_u64(row ? (unsigned long long)(sz + alen) : 0ull);
-        const unsigned long long amax =
-            warp_max_u64(row ? (unsigned long long)(d.A.ptr[i + 1] - d.A.ptr[i]) : 0ull);
-        if (lane == 0) {
-            if (sym_slots)
-                atomicMax(&s[SPX_GEMM_STAT_SYM_SLOTS], sym_slots);
-            if (num_slots)
-                atomicMax(&s[SPX_GEMM_STAT_NUM_SLOTS], num_slots);
-            if (num_rows)
-                atomicAdd(&s[SPX_GEMM_STAT_NUM_ROWS], (unsigned long long)__popc(num_rows));
-            if (few_rows)
-                atomicAdd(&s[SPX_GEMM_STAT_FEW_ROWS], (unsigned long long)__popc(few_rows));
-            if (bound)
-                atomicMax(&s[SPX_GEMM_STAT_ROW_BOUND], bound);
-            if (amax)
-                atomicMax(&s[SPX_GEMM_STAT_A_MAX], amax);
-        }
-    }
+    for (int64_t i0 = (int64_t)blockIdx.x * blockDim.x + (threadIdx.x & ~31); i0 < d.m; i0 += stride)
+        bin_row(d, size, bins, numeric, i0 + (threadIdx.x & 31), bin, s);
     __syncthreads();
     const int t = threadIdx.x;
     if (t < SPX_GEMM_NSTATS && s[t]) {
@@ -186,6 +197,80 @@ __global__ void __launch_bounds__(SPX_GEMM_BLOCK)
         else
             atomicAdd(&stats[t], s[t]);
     }
+}
+
+// Products of at most SPX_GEMM_SMALL_ROWS rows: one block bins the rows and
+// groups them by bin, increasing within a bin, as the radix sort does for
+// larger ones; numeric, it first scans tot into off. One launch where the
+// other path takes five or six: a small product's time is mostly launches
+// and the host's calls between them.
+constexpr int SMALL_THREADS = 1024;
+constexpr int SMALL_SLOTS = SPX_GEMM_SMALL_ROWS / 32; // the runs of 32 rows, one per warp pass
+
+__global__ void __launch_bounds__(SMALL_THREADS)
+    bin_small_kernel(const spx_gemm_dev d, const int32_t *__restrict__ size, const spx_gemm_bins bins,
+                     int numeric, unsigned char *bin, unsigned long long *stats, int32_t *rows,
+                     int64_t *off)
+{
+    using scan_t = cub::BlockScan<int64_t, SMALL_THREADS>;
+    constexpr int PER = SPX_GEMM_MAX_BINS * SMALL_SLOTS / SMALL_THREADS;
+    __shared__ typename scan_t::TempStorage scan;
+    __shared__ unsigned long long s[SPX_GEMM_NSTATS];
+    // rows of bin c in run r at [c * SMALL_SLOTS + r], then where the first goes
+    __shared__ int32_t at[SPX_GEMM_MAX_BINS * SMALL_SLOTS];
+    const int t = threadIdx.x, lane = t & 31;
+    if (t < SPX_GEMM_NSTATS)
+        s[t] = 0;
+    for (int x = t; x < SPX_GEMM_MAX_BINS * SMALL_SLOTS; x += SMALL_THREADS)
+        at[x] = 0;
+    __syncthreads();
+    if (numeric) { // off = exclusive sums of tot[0..m] (tot[m] = 0), a run of them per thread
+        const int64_t n = d.m + 1, per = (n + SMALL_THREADS - 1) / SMALL_THREADS;
+        const int64_t p0 = min(n, t * per), p1 = min(n, p0 + per);
+        int64_t sum = 0;
+        for (int64_t p = p0; p < p1; p++)
+            sum += d.tot[p];
+        scan_t(scan).ExclusiveSum(sum, sum);
+        for (int64_t p = p0; p < p1; p++) {
+            off[p] = sum;
+            if (p == d.m)
+                s[SPX_GEMM_STAT_C_ENTRIES] = (unsigned long long)sum;
+            sum += d.tot[p];
+        }
+        __syncthreads(); // scan's storage is used again below
+    }
+    const unsigned below = (1u << lane) - 1u; // the lanes before this one
+    for (int64_t i0 = (int64_t)(t & ~31); i0 < d.m; i0 += SMALL_THREADS) {
+        const int64_t i = i0 + lane;
+        const int b = bin_row(d, size, bins, numeric, i, bin, s);
+        const unsigned same = __match_any_sync(SPX_GEMM_FULL, i < d.m ? b : -1);
+        if (i < d.m && !(same & below))
+            at[b * SMALL_SLOTS + (int)(i0 >> 5)] = __popc(same);
+    }
+    __syncthreads();
+    int32_t v[PER];
+    int64_t sum = 0;
+#pragma unroll
+    for (int x = 0; x < PER; x++) {
+        v[x] = at[t * PER + x];
+        sum += v[x];
+    }
+    scan_t(scan).ExclusiveSum(sum, sum);
+#pragma unroll
+    for (int x = 0; x < PER; x++) {
+        at[t * PER + x] = (int32_t)sum;
+        sum += v[x];
+    }
+    __syncthreads();
+    for (int64_t i0 = (int64_t)(t & ~31); i0 < d.m; i0 += SMALL_THREADS) {
+        const int64_t i = i0 + lane;
+        const int b = i < d.m ? bin[i] : -1; // this thread's own store above
+        const unsigned same = __match_any_sync(SPX_GEMM_FULL, b);
+        if (i < d.m)
+            rows[at[b * SMALL_SLOTS + (int)(i0 >> 5)] + __popc(same & below)] = (int32_t)i;
+    }
+    if (t < SPX_GEMM_NSTATS)
+        stats[t] = s[t];
 }
 
 // Bin b spans rows[start[b]..start[b+1]); find where rows r0 and r1 begin.
@@ -289,6 +374,17 @@ extern "C" cudaError_t spx__cuda_gemm_bin(const spx_gemm_dev *d, const int32_t *
     if (d->m <= 0)
         return cudaSuccess;
     bin_kernel<<<grid_for(d->m), SPX_GEMM_BLOCK, 0, stream>>>(*d, size, *bins, numeric, bin, stats);
+    return cudaGetLastError();
+}
+
+extern "C" cudaError_t spx__cuda_gemm_bin_small(const spx_gemm_dev *d, const int32_t *size,
+                                                const spx_gemm_bins *bins, int numeric,
+                                                unsigned char *bin, unsigned long long *stats,
+                                                int32_t *rows, int64_t *off, cudaStream_t stream)
+{
+    if (d->m <= 0 || d->m > SPX_GEMM_SMALL_ROWS)
+        return cudaErrorInvalidValue;
+    bin_small_kernel<<<1, SMALL_THREADS, 0, stream>>>(*d, size, *bins, numeric, bin, stats, rows, off);
     return cudaGetLastError();
 }
 
