@@ -177,9 +177,12 @@ void spx_matrix_destroy(spx_matrix *A)
     if (A->owns) {
         void (*rel)(void *) = A->release_array ? A->release_array : spx__free;
         void *arrays[] = {A->offsets, A->indices, A->row_indices, A->values, A->perm, A->row_lengths};
-        for (size_t i = 0; i < sizeof arrays / sizeof arrays[0]; i++)
-            if (arrays[i])
-                rel(arrays[i]);
+        if (A->block)
+            rel(A->block);
+        else
+            for (size_t i = 0; i < sizeof arrays / sizeof arrays[0]; i++)
+                if (arrays[i])
+                    rel(arrays[i]);
     }
     spx__free(A);
 }

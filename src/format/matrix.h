@@ -25,6 +25,8 @@ struct spx_matrix {
     void *offsets, *indices, *row_indices, *values, *perm, *row_lengths;
     bool owns;                      /* arrays are released with the matrix */
     void (*release_array)(void *p); /* how owned arrays are freed (NULL: spx__free) */
+    void *block;                    /* owned arrays carved from this one allocation, released
+                                       once instead of each (NULL: each on its own) */
     uint64_t version;               /* bumped by spx_matrix_touch */
     uint64_t checked_version;       /* version that passed spx_matrix_check, 0 if none */
     spx_attachment *attachments;

@@ -219,24 +219,34 @@ spx_status spx__cuda_result_alloc(spx_ctx *ctx, spx_matrix *C, void **arrays[], 
     spx_cuda_state *st = spx__cuda(ctx);
     cudaMemPool_t pool = result_pool(st->device);
     C->release_array = pool ? free_result : spx__cuda_free_persistent;
+    /* one allocation, each array at a multiple of 256 bytes: an allocation
+     * costs the host microseconds, which a small product feels */
+    size_t total = 0;
     for (int i = 0; i < n; i++) {
         *arrays[i] = NULL;
-        if (!bytes[i])
-            continue;
-        if (!pool) {
-            spx_status s = spx__cuda_malloc_persistent(ctx, arrays[i], bytes[i], what);
-            if (s)
-                return s;
-            continue;
-        }
-        cudaError_t e = cudaMallocFromPoolAsync(arrays[i], bytes[i], pool, st->stream);
-        if (e == cudaErrorMemoryAllocation && give_back_cached(st))
-            e = cudaMallocFromPoolAsync(arrays[i], bytes[i], pool, st->stream);
-        if (e != cudaSuccess) {
-            *arrays[i] = NULL;
-            return spx__cuda_check(ctx, e, what);
-        }
+        total += bytes[i] ? (bytes[i] + 255) & ~(size_t)255 : 0;
     }
+    if (!total)
+        return SPX_OK;
+    void *block = NULL;
+    if (!pool) {
+        spx_status s = spx__cuda_malloc_persistent(ctx, &block, total, what);
+        if (s)
+            return s;
+    } else {
+        cudaError_t e = cudaMallocFromPoolAsync(&block, total, pool, st->stream);
+        if (e == cudaErrorMemoryAllocation && give_back_cached(st))
+            e = cudaMallocFromPoolAsync(&block, total, pool, st->stream);
+        if (e != cudaSuccess)
+            return spx__cuda_check(ctx, e, what);
+    }
+    C->block = block;
+    size_t at = 0;
+    for (int i = 0; i < n; i++)
+        if (bytes[i]) {
+            *arrays[i] = (char *)block + at;
+            at += (bytes[i] + 255) & ~(size_t)255;
+        }
     return SPX_OK;
 }
 

@@ -75,10 +75,10 @@ spx_status spx__cuda_malloc_persistent(spx_ctx *ctx, void **out, size_t bytes, c
 void spx__cuda_free_persistent(void *p);
 
 /* The arrays of a device result matrix (arrays[i] gets bytes[i]; 0 bytes:
- * NULL): from the device's result pool where it has memory pools, so that a
- * freed result's memory serves the next one without cudaMalloc, else
- * cudaMalloc. Sets C->release_array to match; on failure C keeps what
- * was allocated (spx_matrix_destroy frees it). */
+ * NULL), carved from one block (C->block): from the device's result pool
+ * where it has memory pools, so that a freed result's memory serves the
+ * next one without cudaMalloc, else cudaMalloc. Sets C->release_array to
+ * match; on failure C holds nothing. */
 spx_status spx__cuda_result_alloc(spx_ctx *ctx, spx_matrix *C, void **arrays[], const size_t bytes[],
                                   int n, const char *what);
 

@@ -160,12 +160,14 @@ static spx_status alloc_rows(spx_gemm *g)
     spx_ctx *ctx = g->ctx;
     const int64_t m = g->m;
     g->sort_bytes = 0;
+    g->scan_bytes = 0;
     if (!small_rows(g))
         SPX_CUDA_TRY(ctx,
                      spx__cuda_sort_rows_by_bin(NULL, m, 4, NULL, NULL, &g->sort_bytes, g->stream),
                      "sizing the row sort");
-    SPX_CUDA_TRY(ctx, spx__cuda_gemm_scan(NULL, NULL, m + 1, NULL, &g->scan_bytes, g->stream),
-                 "sizing the scan");
+    if (!small_rows(g) || g->a->drop_identity) /* the rows' scan, C's compaction */
+        SPX_CUDA_TRY(ctx, spx__cuda_gemm_scan(NULL, NULL, m + 1, NULL, &g->scan_bytes, g->stream),
+                     "sizing the scan");
     enum { CAP, PROD, RLO, RHI, CNT, TOT, OFF, ACT, BIN, ROWS, SORT, SCAN, STATS, RANGES, STATUS, NPARTS };
     const int64_t bytes[NPARTS] = {
         [CAP] = 4 * m, [PROD] = 4 * m, [RLO] = 4 * m, [RHI] = 4 * m, [CNT] = 4 * m,
@@ -197,12 +199,6 @@ static spx_status alloc_rows(spx_gemm *g)
     g->stats = (unsigned long long *)(base + at[STATS]);
     g->ranges = (int64_t *)(base + at[RANGES]);
     g->d.status = (spx_gemm_status *)(base + at[STATUS]);
-    spx_gemm_status init = {LLONG_MAX, 0, 0};
-    if ((s = spx__cuda_upload(ctx, g->d.status, &init, sizeof init)))
-        return s;
-    SPX_CUDA_TRY(ctx, cudaMemsetAsync(g->d.tot + m, 0, 8, g->stream), "clearing a count");
-    if (g->d.act)
-        SPX_CUDA_TRY(ctx, cudaMemsetAsync(g->d.act + m, 0, 8, g->stream), "clearing a count");
     return SPX_OK;
 }
 
@@ -382,11 +378,9 @@ static spx_status run(spx_gemm *g)
     if ((s = alloc_rows(g)))
         return s;
     g->fixed = g->live;
-    if (g->m > 0) {
-        SPX_CUDA_TRY(ctx, spx__cuda_gemm_work(&g->d, g->a->A->nnz, g->stream), "SpGEMM work pass");
-        if ((s = spx__cuda_launch_check(ctx, "SpGEMM work pass")))
-            return s;
-    }
+    SPX_CUDA_TRY(ctx, spx__cuda_gemm_work(&g->d, g->a->A->nnz, g->stream), "SpGEMM work pass");
+    if ((s = spx__cuda_launch_check(ctx, "SpGEMM work pass")))
+        return s;
     if ((s = bin_rows(g, 0)) || (s = plan_memory(g)))
         return s;
     /* the kernels of the bins, now that the rows are known (the bins' sizes

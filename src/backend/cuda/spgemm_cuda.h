@@ -232,7 +232,9 @@ static inline SPX_GEMM_HD int64_t spx__gemm_stage_bytes(int G, int64_t vsz)
 
 /* ---- launchers (spgemm_phases.cu) ---- */
 
-/* cap, prod, rlo and rhi of every row (nnz_a: A's entries, to size the lanes per row). */
+/* cap, prod, rlo and rhi of every row (nnz_a: A's entries, to size the lanes
+ * per row); also sets status to "nothing raised" and tot[m] (act[m]) to 0,
+ * so it runs for m = 0 too. */
 cudaError_t spx__cuda_gemm_work(const spx_gemm_dev *d, int64_t nnz_a, cudaStream_t stream);
 /* bin[i] of every row by size[i]. Symbolic binning (numeric == 0) also sets
  * cnt = 0 and tot = |accum row| for rows of size 0 and gathers every

@@ -47,6 +47,12 @@ template <int L> __device__ __forceinline__ int32_t lanes_max(int32_t v)
 // warp runs the same number of iterations, so the shuffles see all lanes.
 template <int L> __global__ void __launch_bounds__(SPX_GEMM_BLOCK) work_kernel(const spx_gemm_dev d)
 {
+    if (blockIdx.x == 0 && threadIdx.x == 0) { // the flags, and the counts past the last row
+        *d.status = spx_gemm_status{LLONG_MAX, 0, 0};
+        d.tot[d.m] = 0;
+        if (d.act)
+            d.act[d.m] = 0;
+    }
     const int lane = threadIdx.x & (L - 1);
     const int64_t step = (int64_t)gridDim.x * (SPX_GEMM_BLOCK / L);
     const int64_t first = ((int64_t)blockIdx.x * blockDim.x + threadIdx.x) / L;
@@ -218,6 +224,7 @@ __global__ void __launch_bounds__(SMALL_THREADS)
     __shared__ unsigned long long s[SPX_GEMM_NSTATS];
     // rows of bin c in run r at [c * SMALL_SLOTS + r], then where the first goes
     __shared__ int32_t at[SPX_GEMM_MAX_BINS * SMALL_SLOTS];
+    __shared__ unsigned char row_bin[SPX_GEMM_SMALL_ROWS];
     const int t = threadIdx.x, lane = t & 31;
     if (t < SPX_GEMM_NSTATS)
         s[t] = 0;
@@ -244,8 +251,11 @@ __global__ void __launch_bounds__(SMALL_THREADS)
         const int64_t i = i0 + lane;
         const int b = bin_row(d, size, bins, numeric, i, bin, s);
         const unsigned same = __match_any_sync(SPX_GEMM_FULL, i < d.m ? b : -1);
-        if (i < d.m && !(same & below))
-            at[b * SMALL_SLOTS + (int)(i0 >> 5)] = __popc(same);
+        if (i < d.m) {
+            row_bin[i] = (unsigned char)b;
+            if (!(same & below))
+                at[b * SMALL_SLOTS + (int)(i0 >> 5)] = __popc(same);
+        }
     }
     __syncthreads();
     int32_t v[PER];
@@ -264,7 +274,7 @@ __global__ void __launch_bounds__(SMALL_THREADS)
     __syncthreads();
     for (int64_t i0 = (int64_t)(t & ~31); i0 < d.m; i0 += SMALL_THREADS) {
         const int64_t i = i0 + lane;
-        const int b = i < d.m ? bin[i] : -1; // this thread's own store above
+        const int b = i < d.m ? row_bin[i] : -1;
         const unsigned same = __match_any_sync(SPX_GEMM_FULL, b);
         if (i < d.m)
             rows[at[b * SMALL_SLOTS + (int)(i0 >> 5)] + __popc(same & below)] = (int32_t)i;
@@ -352,9 +362,7 @@ __global__ void __launch_bounds__(SPX_GEMM_BLOCK)
 
 extern "C" cudaError_t spx__cuda_gemm_work(const spx_gemm_dev *d, int64_t nnz_a, cudaStream_t stream)
 {
-    if (d->m <= 0)
-        return cudaSuccess;
-    const int64_t mean = nnz_a / d->m;
+    const int64_t mean = d->m > 0 ? nnz_a / d->m : 0;
     // a warp per row from a mean of 9: skewed rows (power-law graphs) would
     // hold the sharing rows of a warp back
     if (mean <= 4)
