@@ -693,6 +693,11 @@ static void test_budgets(void)
     check_budgets("rmat squared, drop", A, A, o, 0);
     check_budgets("rmat squared, drop, device", A, A, o, 1);
     spx_matrix_destroy(A);
+    /* more than 8192 rows: binned by the sort, not one block */
+    CHECK_OK(g_ref, spx_gen_rmat(g_ref, 14, 4, 0, 0, 0, next_seed(), SPX_F32, SPX_INDEX_I32, &A));
+    check_budgets("rmat 2^14 squared, drop", A, A, o, 0);
+    check_budgets("rmat 2^14 squared, drop, device", A, A, o, 1);
+    spx_matrix_destroy(A);
     /* several rows with tables in device memory, fewer regions than rows */
     big_rows_operands(pick(40, 16), pick(12, 5), 200, 100, 1000000, 0, SPX_F32, &A, &B);
     spx_spgemm_options z = {0};

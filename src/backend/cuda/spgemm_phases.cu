@@ -212,6 +212,8 @@ __global__ void __launch_bounds__(SPX_GEMM_BLOCK)
 // and the host's calls between them.
 constexpr int SMALL_THREADS = 1024;
 constexpr int SMALL_SLOTS = SPX_GEMM_SMALL_ROWS / 32; // the runs of 32 rows, one per warp pass
+static_assert(SPX_GEMM_SMALL_ROWS % 32 == 0 && SPX_GEMM_MAX_BINS * SMALL_SLOTS % SMALL_THREADS == 0,
+              "the one-block binning scans its counts in equal runs per thread");
 
 __global__ void __launch_bounds__(SMALL_THREADS)
     bin_small_kernel(const spx_gemm_dev d, const int32_t *__restrict__ size, const spx_gemm_bins bins,
