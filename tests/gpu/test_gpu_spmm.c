@@ -239,6 +239,15 @@ static void layout_cases(tmat *t, spx_dtype dt)
             c.lb = c.lc = SPX_COL_MAJOR;
         run_case(&c, 0);
     }
+    /* B and C aligned apart, N wider than a warp: 16-byte loads of B with
+     * C stored element by element, then B one element off (on the device,
+     * copied to aligned rows when A reads its rows at least twice on average) */
+    for (int v = 0; v < 2; v++) {
+        tcase c = case_make(t, SPX_OP_NONE, dt, 130);
+        c.off_c = v == 0;
+        c.off_b = v == 1;
+        run_case(&c, 0);
+    }
     /* alpha and beta: both 0 over a NaN C; accumulate; alpha 0 */
     tcase c = case_make(t, SPX_OP_NONE, dt, 16);
     c.nruns = 3;
@@ -403,6 +412,30 @@ static void hard_shapes(void)
             layout_cases(&t, types_all[d]);
         tmat_free(&t);
     }
+    /* B one element off, 4-8 MB read 16 times a row on average: on the
+     * device, copied to aligned rows (spmm_exec.c), in every float type */
+    for (size_t d = 0; d < 4; d++) {
+        A = build_random_rows(2000, 16000, 120, 136, 1, SPX_INDEX_I32);
+        if (types_all[d] != SPX_F32)
+            A = astype(A, types_all[d], SPX_INDEX_DEFAULT);
+        char name[64];
+        snprintf(name, sizeof name, "layouts, B to aligned rows %s", spx_dtype_name(types_all[d]));
+        if (tmat_make(&t, A, SPX_CSR, NULL, name)) {
+            tcase c = case_make(&t, SPX_OP_NONE, types_all[d], 130);
+            c.off_b = 1;
+            c.off_c = (int64_t)(d & 1);
+            run_case(&c, 0);
+        }
+        tmat_free(&t);
+    }
+    /* B one element off, read less than twice a row on average: not copied */
+    if (tmat_make(&t, build_random_rows(300, 2000, 0, 3, 1, SPX_INDEX_I32), SPX_CSR, NULL, "layouts, few entries"))
+        for (int64_t n = 33; n <= 130; n += 97) {
+            tcase c = case_make(&t, SPX_OP_NONE, SPX_F32, n);
+            c.off_b = 1;
+            run_case(&c, 0);
+        }
+    tmat_free(&t);
 }
 
 /* ---- real matrices ------------------------------------------------------------------ */

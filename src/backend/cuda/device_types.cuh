@@ -43,6 +43,7 @@ template <typename T> struct dense_ops {
     T *C;
     int64_t ldc;
     typename acc_of<T>::type alpha, beta;
+    bool c_vec; // C's rows may be stored as 16-byte vectors
 };
 
 template <typename T> dense_ops<T> dense_ops_from(const spx_cuda_dense_args *d)
@@ -55,6 +56,7 @@ template <typename T> dense_ops<T> dense_ops_from(const spx_cuda_dense_args *d)
     o.ldc = d->ldc;
     o.alpha = (typename acc_of<T>::type)d->alpha;
     o.beta = (typename acc_of<T>::type)d->beta;
+    o.c_vec = d->c_vec != 0;
     return o;
 }
 
@@ -112,11 +114,12 @@ __device__ __forceinline__ void load_partial(const T *__restrict__ p, int count,
 }
 
 // C[t] = alpha * acc[t] + beta * C[t] for t < count (beta == 0: C is not read).
-// vec: p may be accessed as one 16-byte vector when count == V.
+// vec: p may be accessed as one 16-byte vector when count == V (dense_ops'
+// c_vec); else element by element.
 template <typename T, int V>
 __device__ __forceinline__ void store_epilogue(T *p, int count, const typename acc_of<T>::type (&acc)[V],
                                                typename acc_of<T>::type alpha,
-                                               typename acc_of<T>::type beta, bool vec = true)
+                                               typename acc_of<T>::type beta, bool vec)
 {
     typedef typename acc_of<T>::type A;
     if (V > 1 && count == V && vec) {

@@ -38,7 +38,7 @@ template <typename T> struct band_params {
     int64_t strip, rows, halo, ring; // as spx_cuda_band_shape
     int64_t ntiles;
     dense_ops<T> d;
-    int vec_loads; // B and C may be accessed with 16-byte vectors
+    int vec_loads; // B may be read with 16-byte vectors
 };
 
 // B rows of the window [lo, lo + w) from the ring, the others from global
@@ -104,7 +104,7 @@ __global__ void __launch_bounds__(BAND_THREADS) band_kernel(const band_params<T>
                 acc[t] = A(0);
             team_accumulate<T, V, false>(p.colidx, p.vals, start, len, 1, G, G, src, count, acc);
             if (row < r1 && count > 0)
-                store_epilogue<T, V>(p.d.C + row * p.d.ldc + col0, count, acc, p.d.alpha, p.d.beta);
+                store_epilogue<T, V>(p.d.C + row * p.d.ldc + col0, count, acc, p.d.alpha, p.d.beta, p.d.c_vec);
         }
         copy_b_wait();
         __syncthreads(); // the next rows have landed; this step's slots may be refilled

@@ -67,6 +67,7 @@ static spx_status run_on_finite_b(spx_ctx *ctx, const cuda_plan *P, const spx_cu
         goto done;
     g.B = Bc;
     g.ldb = ldo;
+    g.vec = (int)(16 / spx_dtype_size(copy)); /* the copy's rows start on 16 bytes */
     if (dense)
         s = dense_gemm(ctx, P, &g);
     else if (P->alg == SPX_SPMM_BSR)
@@ -146,8 +147,28 @@ static spx_status run_kernels(spx_ctx *ctx, const cuda_plan *P, spx_cuda_dense_a
     }
 }
 
+/* Whether a device row-major B whose rows do not start on 16 bytes is worth
+ * copying into rows that do (one read and one write of B). Without the copy
+ * the gather kernels read B one element per lane, a warp per 32 columns
+ * instead of 128 (f32). Measured on the H100 (docs/PERFORMANCE.md): at N up
+ * to 256 that cost more than the copy whenever A reads B's rows at least
+ * twice on average; at N of 600-1433 the copy paid only for 16 reads a row
+ * (uniform and R-MAT), and broke even or lost for graphs of 4.5-8 (pubmed,
+ * ca-CondMat). Below 4 MB of B the product is bound by latency, and the
+ * copy's launch cost more than it saved (cora, citeseer: 5-7 %). The
+ * algorithms that multiply zeros copy B themselves (run_on_finite_b); at
+ * N <= 32 merge path and the row kernels take a column per lane anyway. */
+static bool restage_b_pays(const cuda_plan *P)
+{
+    if (P->n <= 32 || (double)P->k * (double)P->n * (double)spx_dtype_size(P->dtype) < 4e6 ||
+        P->alg == SPX_SPMM_DENSE || P->alg == SPX_SPMM_BSR || P->alg == SPX_SPMM_GATHER_TC)
+        return false;
+    return P->nnz >= (P->n <= 256 ? 2 : 12) * P->k;
+}
+
 /* Device, row-major views of B and C (staging host or column-major operands
- * through pooled workspace), run, then write C back where it was staged. */
+ * through pooled workspace, rows padded to start on 16 bytes), run, then
+ * write C back where it was staged. */
 spx_status spx__cuda_spmm_plan_execute(spx_ctx *ctx, void *plan, const spx_spmm_args *a)
 {
     const cuda_plan *P = plan;
@@ -155,6 +176,7 @@ spx_status spx__cuda_spmm_plan_execute(spx_ctx *ctx, void *plan, const spx_spmm_
     const spx_dense *B = a->B;
     spx_dense *C = a->C;
     size_t es = spx_dtype_size(P->dtype);
+    const int64_t ld16 = spx__cuda_row16(P->n, P->dtype); /* staged rows start on 16 bytes */
     void *bstage = NULL, *cstage = NULL, *hostbuf = NULL;
     spx_status s = SPX_OK;
     bool host_io = B->memory == SPX_MEM_HOST || C->memory == SPX_MEM_HOST;
@@ -164,8 +186,23 @@ spx_status spx__cuda_spmm_plan_execute(spx_ctx *ctx, void *plan, const spx_spmm_
     if (B->memory == SPX_MEM_DEVICE && B->layout == SPX_ROW_MAJOR) {
         d.B = B->data;
         d.ldb = B->ld;
+        if ((!aligned16(B->data) || (size_t)B->ld * es % 16) && a->alpha != 0.0 && restage_b_pays(P)) {
+            s = spx__cuda_alloc(ctx, &bstage, (size_t)(P->k * ld16) * es, "aligned copy of B");
+            if (s == SPX_ERR_OUT_OF_MEMORY) { /* the copy only saves time: go on without it */
+                spx_clear_error(ctx);
+                s = SPX_OK;
+            } else if (s ||
+                       (s = spx__cuda_check(ctx,
+                                            spx__cuda_copy_rows16(P->dtype, B->data, B->ld, bstage, ld16, P->k, P->n, st),
+                                            "copying B to aligned rows"))) {
+                goto done;
+            } else {
+                d.B = bstage;
+                d.ldb = ld16;
+            }
+        }
     } else {
-        if ((s = spx__cuda_alloc(ctx, &bstage, (size_t)(P->k * P->n) * es, "staging B")))
+        if ((s = spx__cuda_alloc(ctx, &bstage, (size_t)(P->k * ld16) * es, "staging B")))
             goto done;
         const void *src = B->data;
         if (B->memory == SPX_MEM_HOST) { /* upload as stored, then transpose on the device if needed */
@@ -174,19 +211,20 @@ spx_status spx__cuda_spmm_plan_execute(spx_ctx *ctx, void *plan, const spx_spmm_
                 (s = spx__cuda_alloc(ctx, &hostbuf, (size_t)(outer * inner) * es, "staging B")))
                 goto done;
             void *dst = B->layout == SPX_ROW_MAJOR ? bstage : hostbuf;
-            SPX_CUDA_TRY(ctx, cudaMemcpy2DAsync(dst, (size_t)inner * es, B->data, (size_t)B->ld * es,
+            const int64_t dst_ld = B->layout == SPX_ROW_MAJOR ? ld16 : inner;
+            SPX_CUDA_TRY(ctx, cudaMemcpy2DAsync(dst, (size_t)dst_ld * es, B->data, (size_t)B->ld * es,
                                                 (size_t)inner * es, (size_t)outer, cudaMemcpyHostToDevice, st),
                          "copying B to the device");
             src = dst;
             if (B->layout == SPX_COL_MAJOR &&
-                (s = spx__cuda_check(ctx, spx__cuda_transpose(P->dtype, src, P->k, bstage, P->n, P->n, P->k, st),
+                (s = spx__cuda_check(ctx, spx__cuda_transpose(P->dtype, src, P->k, bstage, ld16, P->n, P->k, st),
                                      "transposing B")))
                 goto done;
-        } else if ((s = spx__cuda_check(ctx, spx__cuda_transpose(P->dtype, src, B->ld, bstage, P->n, P->n, P->k, st),
+        } else if ((s = spx__cuda_check(ctx, spx__cuda_transpose(P->dtype, src, B->ld, bstage, ld16, P->n, P->k, st),
                                         "transposing B")))
             goto done;
         d.B = bstage;
-        d.ldb = P->n;
+        d.ldb = ld16;
     }
     /* C */
     bool stage_c = !(C->memory == SPX_MEM_DEVICE && C->layout == SPX_ROW_MAJOR);
@@ -194,13 +232,13 @@ spx_status spx__cuda_spmm_plan_execute(spx_ctx *ctx, void *plan, const spx_spmm_
         d.C = C->data;
         d.ldc = C->ld;
     } else {
-        if ((s = spx__cuda_alloc(ctx, &cstage, (size_t)(P->m * P->n) * es, "staging C")))
+        if ((s = spx__cuda_alloc(ctx, &cstage, (size_t)(P->m * ld16) * es, "staging C")))
             goto done;
         d.C = cstage;
-        d.ldc = P->n;
+        d.ldc = ld16;
         if (a->beta != 0.0) {
             if (C->memory == SPX_MEM_HOST && C->layout == SPX_ROW_MAJOR) {
-                SPX_CUDA_TRY(ctx, cudaMemcpy2DAsync(cstage, (size_t)P->n * es, C->data, (size_t)C->ld * es,
+                SPX_CUDA_TRY(ctx, cudaMemcpy2DAsync(cstage, (size_t)ld16 * es, C->data, (size_t)C->ld * es,
                                                     (size_t)P->n * es, (size_t)P->m, cudaMemcpyHostToDevice, st),
                              "copying C to the device");
             } else {
@@ -217,7 +255,7 @@ spx_status spx__cuda_spmm_plan_execute(spx_ctx *ctx, void *plan, const spx_spmm_
                     src = hostbuf;
                     ld = P->m;
                 }
-                if ((s = spx__cuda_check(ctx, spx__cuda_transpose(P->dtype, src, ld, cstage, P->n, P->n, P->m, st),
+                if ((s = spx__cuda_check(ctx, spx__cuda_transpose(P->dtype, src, ld, cstage, ld16, P->n, P->m, st),
                                          "transposing C")))
                     goto done;
             }
@@ -228,26 +266,25 @@ spx_status spx__cuda_spmm_plan_execute(spx_ctx *ctx, void *plan, const spx_spmm_
                       (long long)d.ldb);
         goto done;
     }
-    d.vec = aligned16(d.B) && aligned16(d.C) && (size_t)d.ldb * es % 16 == 0 && (size_t)d.ldc * es % 16 == 0
-                ? (int)(16 / es)
-                : 1;
+    d.vec = aligned16(d.B) && (size_t)d.ldb * es % 16 == 0 ? (int)(16 / es) : 1;
+    d.c_vec = aligned16(d.C) && (size_t)d.ldc * es % 16 == 0;
     if ((s = run_kernels(ctx, P, &d)))
         goto done;
     /* write staged C back */
     if (stage_c) {
         if (C->layout == SPX_ROW_MAJOR) { /* host row-major */
-            SPX_CUDA_TRY(ctx, cudaMemcpy2DAsync(C->data, (size_t)C->ld * es, cstage, (size_t)P->n * es,
+            SPX_CUDA_TRY(ctx, cudaMemcpy2DAsync(C->data, (size_t)C->ld * es, cstage, (size_t)ld16 * es,
                                                 (size_t)P->n * es, (size_t)P->m, cudaMemcpyDeviceToHost, st),
                          "copying C to the host");
         } else if (C->memory == SPX_MEM_DEVICE) {
-            if ((s = spx__cuda_check(ctx, spx__cuda_transpose(P->dtype, cstage, P->n, C->data, C->ld, P->m, P->n, st),
+            if ((s = spx__cuda_check(ctx, spx__cuda_transpose(P->dtype, cstage, ld16, C->data, C->ld, P->m, P->n, st),
                                      "transposing C")))
                 goto done;
         } else {
             spx__cuda_free(ctx, hostbuf);
             hostbuf = NULL;
             if ((s = spx__cuda_alloc(ctx, &hostbuf, (size_t)(P->m * P->n) * es, "staging C")) ||
-                (s = spx__cuda_check(ctx, spx__cuda_transpose(P->dtype, cstage, P->n, hostbuf, P->m, P->m, P->n, st),
+                (s = spx__cuda_check(ctx, spx__cuda_transpose(P->dtype, cstage, ld16, hostbuf, P->m, P->m, P->n, st),
                                      "transposing C")))
                 goto done;
             SPX_CUDA_TRY(ctx, cudaMemcpy2DAsync(C->data, (size_t)C->ld * es, hostbuf, (size_t)P->m * es,

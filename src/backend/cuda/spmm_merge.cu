@@ -134,7 +134,7 @@ __global__ void __launch_bounds__(256, sizeof(T) == 4 || V == 1 ? 4 : 3) merge_k
             y = row_end;
             if (began) {
                 if (count > 0)
-                    store_epilogue<T, V>(p.d.C + x * p.d.ldc + col0, count, acc, p.d.alpha, p.d.beta);
+                    store_epilogue<T, V>(p.d.C + x * p.d.ldc + col0, count, acc, p.d.alpha, p.d.beta, p.d.c_vec);
             } else {
                 save_carry<T, V>(p, 2 * w, x, col0, count, first_tile, acc); // end of a cut row
             }
@@ -236,7 +236,7 @@ __global__ void __launch_bounds__(256) fixup_kernel(const merge_params<T> p)
             for (int t = 0; t < V && t < count; t++)
                 own[t] = acc[t];
         else
-            store_epilogue<T, V>(p.d.C + (int64_t)row * p.d.ldc + col0, count, acc, p.d.alpha, p.d.beta);
+            store_epilogue<T, V>(p.d.C + (int64_t)row * p.d.ldc + col0, count, acc, p.d.alpha, p.d.beta, p.d.c_vec);
     }
 }
 

@@ -70,7 +70,7 @@ __global__ void __launch_bounds__(256) rows_kernel(const rows_params<T> p)
         team_accumulate<T, V, true>(p.colidx, p.vals, start, len, stride, team, G, b_in_global(p.d.B + col0, p.d.ldb),
                                     count, acc);
         if (row >= 0 && count > 0 && tl < G)
-            store_epilogue<T, V>(p.d.C + row * p.d.ldc + col0, count, acc, p.d.alpha, p.d.beta);
+            store_epilogue<T, V>(p.d.C + row * p.d.ldc + col0, count, acc, p.d.alpha, p.d.beta, p.d.c_vec);
     }
 }
 
@@ -117,7 +117,7 @@ __global__ void __launch_bounds__(512) block_rows_kernel(const rows_params<T> p)
                 for (int t = 0; t < V; t++)
                     acc[t] += red[(w * G + lane) * V + t];
             if (count > 0)
-                store_epilogue<T, V>(p.d.C + row * p.d.ldc + col0, count, acc, p.d.alpha, p.d.beta);
+                store_epilogue<T, V>(p.d.C + row * p.d.ldc + col0, count, acc, p.d.alpha, p.d.beta, p.d.c_vec);
         }
         __syncthreads(); // red is reused by the next tile
     }

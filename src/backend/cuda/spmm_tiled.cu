@@ -44,7 +44,7 @@ template <typename T> struct tiled_params {
     int64_t rows; // rows per block
     int64_t kc;   // rows of B per chunk
     dense_ops<T> d;
-    int vec_loads; // B and C may be accessed with 16-byte vectors
+    int vec_loads; // B may be read with 16-byte vectors
     int pairs;     // colidx and vals may be read two entries at a time
 };
 
@@ -213,7 +213,7 @@ __global__ void __launch_bounds__(TILED_THREADS, sizeof(T) >= 4 ? 3 : 2) tiled_k
                     const int count = p.d.n - col0 >= V ? V : (p.d.n - col0 > 0 ? (int)(p.d.n - col0) : 0);
                     if (count > 0)
                         store_epilogue<T, V>(p.d.C + row * p.d.ldc + col0, count, acc[w], p.d.alpha, p.d.beta,
-                                             p.vec_loads != 0);
+                                             p.d.c_vec);
                 }
             }
         }
