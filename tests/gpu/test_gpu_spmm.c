@@ -240,12 +240,15 @@ static void layout_cases(tmat *t, spx_dtype dt)
         run_case(&c, 0);
     }
     /* B and C aligned apart, N wider than a warp: 16-byte loads of B with
-     * C stored element by element, then B one element off (on the device,
-     * copied to aligned rows when A reads its rows at least twice on average) */
+     * C stored element by element, then B one element off (too small to be
+     * copied: read one element per lane) with C's rows on 16 bytes */
+    const int64_t vec = 16 / (int64_t)spx_dtype_size(dt), pad = (vec - 130 % vec) % vec;
     for (int v = 0; v < 2; v++) {
         tcase c = case_make(t, SPX_OP_NONE, dt, 130);
         c.off_c = v == 0;
+        c.pad_b = v == 0 ? pad : 0;
         c.off_b = v == 1;
+        c.pad_c = v == 1 ? pad : 0;
         run_case(&c, 0);
     }
     /* alpha and beta: both 0 over a NaN C; accumulate; alpha 0 */
@@ -412,18 +415,21 @@ static void hard_shapes(void)
             layout_cases(&t, types_all[d]);
         tmat_free(&t);
     }
-    /* B one element off, 4-8 MB read 16 times a row on average: on the
-     * device, copied to aligned rows (spmm_exec.c), in every float type */
+    /* B one element off, 8-33 MB read 8 times a row on average: on the
+     * device, copied to aligned rows (spmm_exec.c), in every float type,
+     * C's rows on 16 bytes or not */
     for (size_t d = 0; d < 4; d++) {
-        A = build_random_rows(2000, 16000, 120, 136, 1, SPX_INDEX_I32);
+        A = build_random_rows(2000, 32000, 120, 136, 1, SPX_INDEX_I32);
         if (types_all[d] != SPX_F32)
             A = astype(A, types_all[d], SPX_INDEX_DEFAULT);
         char name[64];
         snprintf(name, sizeof name, "layouts, B to aligned rows %s", spx_dtype_name(types_all[d]));
         if (tmat_make(&t, A, SPX_CSR, NULL, name)) {
+            const int64_t vec = 16 / (int64_t)spx_dtype_size(types_all[d]);
             tcase c = case_make(&t, SPX_OP_NONE, types_all[d], 130);
             c.off_b = 1;
             c.off_c = (int64_t)(d & 1);
+            c.pad_c = d & 1 ? 0 : (vec - 130 % vec) % vec;
             run_case(&c, 0);
         }
         tmat_free(&t);

@@ -156,12 +156,14 @@ static spx_status run_kernels(spx_ctx *ctx, const cuda_plan *P, spx_cuda_dense_a
  * (uniform and R-MAT), and broke even or lost for graphs of 4.5-8 (pubmed,
  * ca-CondMat). Below 4 MB of B the product is bound by latency, and the
  * copy's launch cost more than it saved (cora, citeseer: 5-7 %). The
- * algorithms that multiply zeros copy B themselves (run_on_finite_b); at
- * N <= 32 merge path and the row kernels take a column per lane anyway. */
+ * algorithms that multiply zeros copy B themselves (run_on_finite_b), OUTER
+ * reads B's rows once and element by element, and at N <= 32 merge path and
+ * the row kernels take a column per lane anyway. */
 static bool restage_b_pays(const cuda_plan *P)
 {
     if (P->n <= 32 || (double)P->k * (double)P->n * (double)spx_dtype_size(P->dtype) < 4e6 ||
-        P->alg == SPX_SPMM_DENSE || P->alg == SPX_SPMM_BSR || P->alg == SPX_SPMM_GATHER_TC)
+        P->alg == SPX_SPMM_DENSE || P->alg == SPX_SPMM_BSR || P->alg == SPX_SPMM_GATHER_TC ||
+        P->alg == SPX_SPMM_OUTER)
         return false;
     return P->nnz >= (P->n <= 256 ? 2 : 12) * P->k;
 }
@@ -191,12 +193,12 @@ spx_status spx__cuda_spmm_plan_execute(spx_ctx *ctx, void *plan, const spx_spmm_
             if (s == SPX_ERR_OUT_OF_MEMORY) { /* the copy only saves time: go on without it */
                 spx_clear_error(ctx);
                 s = SPX_OK;
-            } else if (s ||
-                       (s = spx__cuda_check(ctx,
-                                            spx__cuda_copy_rows16(P->dtype, B->data, B->ld, bstage, ld16, P->k, P->n, st),
-                                            "copying B to aligned rows"))) {
-                goto done;
             } else {
+                if (s)
+                    goto done;
+                cudaError_t e = spx__cuda_copy_rows16(P->dtype, B->data, B->ld, bstage, ld16, P->k, P->n, st);
+                if ((s = spx__cuda_check(ctx, e, "copying B to aligned rows")))
+                    goto done;
                 d.B = bstage;
                 d.ldb = ld16;
             }
@@ -212,9 +214,10 @@ spx_status spx__cuda_spmm_plan_execute(spx_ctx *ctx, void *plan, const spx_spmm_
                 goto done;
             void *dst = B->layout == SPX_ROW_MAJOR ? bstage : hostbuf;
             const int64_t dst_ld = B->layout == SPX_ROW_MAJOR ? ld16 : inner;
-            SPX_CUDA_TRY(ctx, cudaMemcpy2DAsync(dst, (size_t)dst_ld * es, B->data, (size_t)B->ld * es,
-                                                (size_t)inner * es, (size_t)outer, cudaMemcpyHostToDevice, st),
-                         "copying B to the device");
+            cudaError_t e = cudaMemcpy2DAsync(dst, (size_t)dst_ld * es, B->data, (size_t)B->ld * es,
+                                              (size_t)inner * es, (size_t)outer, cudaMemcpyHostToDevice, st);
+            if ((s = spx__cuda_check(ctx, e, "copying B to the device")))
+                goto done;
             src = dst;
             if (B->layout == SPX_COL_MAJOR &&
                 (s = spx__cuda_check(ctx, spx__cuda_transpose(P->dtype, src, P->k, bstage, ld16, P->n, P->k, st),
@@ -238,9 +241,10 @@ spx_status spx__cuda_spmm_plan_execute(spx_ctx *ctx, void *plan, const spx_spmm_
         d.ldc = ld16;
         if (a->beta != 0.0) {
             if (C->memory == SPX_MEM_HOST && C->layout == SPX_ROW_MAJOR) {
-                SPX_CUDA_TRY(ctx, cudaMemcpy2DAsync(cstage, (size_t)ld16 * es, C->data, (size_t)C->ld * es,
-                                                    (size_t)P->n * es, (size_t)P->m, cudaMemcpyHostToDevice, st),
-                             "copying C to the device");
+                cudaError_t e = cudaMemcpy2DAsync(cstage, (size_t)ld16 * es, C->data, (size_t)C->ld * es,
+                                                  (size_t)P->n * es, (size_t)P->m, cudaMemcpyHostToDevice, st);
+                if ((s = spx__cuda_check(ctx, e, "copying C to the device")))
+                    goto done;
             } else {
                 const void *src = C->data;
                 int64_t ld = C->ld;
@@ -249,9 +253,10 @@ spx_status spx__cuda_spmm_plan_execute(spx_ctx *ctx, void *plan, const spx_spmm_
                     hostbuf = NULL;
                     if ((s = spx__cuda_alloc(ctx, &hostbuf, (size_t)(P->m * P->n) * es, "staging C")))
                         goto done;
-                    SPX_CUDA_TRY(ctx, cudaMemcpy2DAsync(hostbuf, (size_t)P->m * es, C->data, (size_t)C->ld * es,
-                                                        (size_t)P->m * es, (size_t)P->n, cudaMemcpyHostToDevice, st),
-                                 "copying C to the device");
+                    cudaError_t e = cudaMemcpy2DAsync(hostbuf, (size_t)P->m * es, C->data, (size_t)C->ld * es,
+                                                      (size_t)P->m * es, (size_t)P->n, cudaMemcpyHostToDevice, st);
+                    if ((s = spx__cuda_check(ctx, e, "copying C to the device")))
+                        goto done;
                     src = hostbuf;
                     ld = P->m;
                 }
@@ -273,9 +278,10 @@ spx_status spx__cuda_spmm_plan_execute(spx_ctx *ctx, void *plan, const spx_spmm_
     /* write staged C back */
     if (stage_c) {
         if (C->layout == SPX_ROW_MAJOR) { /* host row-major */
-            SPX_CUDA_TRY(ctx, cudaMemcpy2DAsync(C->data, (size_t)C->ld * es, cstage, (size_t)ld16 * es,
-                                                (size_t)P->n * es, (size_t)P->m, cudaMemcpyDeviceToHost, st),
-                         "copying C to the host");
+            cudaError_t e = cudaMemcpy2DAsync(C->data, (size_t)C->ld * es, cstage, (size_t)ld16 * es,
+                                              (size_t)P->n * es, (size_t)P->m, cudaMemcpyDeviceToHost, st);
+            if ((s = spx__cuda_check(ctx, e, "copying C to the host")))
+                goto done;
         } else if (C->memory == SPX_MEM_DEVICE) {
             if ((s = spx__cuda_check(ctx, spx__cuda_transpose(P->dtype, cstage, ld16, C->data, C->ld, P->m, P->n, st),
                                      "transposing C")))
@@ -287,9 +293,10 @@ spx_status spx__cuda_spmm_plan_execute(spx_ctx *ctx, void *plan, const spx_spmm_
                 (s = spx__cuda_check(ctx, spx__cuda_transpose(P->dtype, cstage, ld16, hostbuf, P->m, P->m, P->n, st),
                                      "transposing C")))
                 goto done;
-            SPX_CUDA_TRY(ctx, cudaMemcpy2DAsync(C->data, (size_t)C->ld * es, hostbuf, (size_t)P->m * es,
-                                                (size_t)P->m * es, (size_t)P->n, cudaMemcpyDeviceToHost, st),
-                         "copying C to the host");
+            cudaError_t e = cudaMemcpy2DAsync(C->data, (size_t)C->ld * es, hostbuf, (size_t)P->m * es,
+                                              (size_t)P->m * es, (size_t)P->n, cudaMemcpyDeviceToHost, st);
+            if ((s = spx__cuda_check(ctx, e, "copying C to the host")))
+                goto done;
         }
     }
     if (host_io)
