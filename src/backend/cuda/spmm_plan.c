@@ -622,14 +622,17 @@ static int64_t merge_items(spx_ctx *ctx, const cuda_plan *P)
 }
 
 /* AUTO takes merge path (equal work per warp, rows cut where needed) when N
- * fills a warp with 16-byte loads (32 x 16 bytes), when N fills half of it
- * and the product is large, when one row is very long, or when long rows
- * (more than bin_bounds[2] entries) hold a large share of the entries; but
- * not for a small product without long rows, which the row kernels finish in
- * one launch. Measured on an H200 (docs/PERFORMANCE.md): merge path is then
- * within a few percent of the binned row kernels or well ahead of them (a
- * power-law graph's longest row holds a row kernel back); the row kernels win
- * at narrow N and on small products. */
+ * needs more than half a warp of 16-byte loads (over 16 x 16 bytes), when N
+ * fills half of it and the product is large, when one row is very long, or
+ * when long rows (more than bin_bounds[2] entries) hold a large share of the
+ * entries; but not for a small product without long rows, which the row
+ * kernels finish in one launch. Measured on an H200 (docs/PERFORMANCE.md):
+ * merge path is then within a few percent of the binned row kernels or well
+ * ahead of them (a power-law graph's longest row holds a row kernel back);
+ * the row kernels win at narrow N and on small products. Above half a warp
+ * the row kernels give every row, however short, a whole warp: on the H100
+ * merge path was 1.6-2.0x faster for pubmed and ca-CondMat at N = 65 and 96
+ * (f32), where the products are not large. */
 static bool merge_pays(spx_ctx *ctx, const cuda_plan *P, char *why, size_t whylen)
 {
     double nnz = (double)P->csr.nnz, work = nnz * (double)P->n;
@@ -637,9 +640,9 @@ static bool merge_pays(spx_ctx *ctx, const cuda_plan *P, char *why, size_t whyle
     int64_t row_bytes = P->n * (int64_t)spx_dtype_size(P->dtype);
     if (small_product(ctx, P) && P->max_row <= 128)
         return false; /* one launch, no row cut; a warp takes any row in a few rounds of loads */
-    if (row_bytes >= 512) {
-        snprintf(why, whylen, "chosen because N fills a warp with 16-byte loads (rows are cut so that every warp "
-                              "gets an equal share of rows + entries)");
+    if (row_bytes > 256) {
+        snprintf(why, whylen, "chosen because N needs a whole warp of 16-byte loads (rows are cut so that every "
+                              "warp gets an equal share of rows + entries)");
         return true;
     }
     if (row_bytes >= 256 && work >= 32e6) {
