@@ -223,4 +223,25 @@ __device__ __forceinline__ void fma_rows(const Src &src, const int (&cj)[U], con
     default: return cudaErrorInvalidValue;                                                    \
     }
 
+// Let `kernel` take dynamic shared memory up to what the device allows a
+// block, so that a launch of `smem` bytes needs no other call. Every host
+// thread sets the same value: setting each launch's own size raced (another
+// thread could lower the limit between this one's call and its launch).
+template <typename K> cudaError_t allow_dynamic_smem(K kernel, size_t smem)
+{
+    int dev = 0, optin = 0;
+    cudaFuncAttributes fa;
+    cudaError_t e = cudaGetDevice(&dev);
+    if (e == cudaSuccess)
+        e = cudaDeviceGetAttribute(&optin, cudaDevAttrMaxSharedMemoryPerBlockOptin, dev);
+    if (e == cudaSuccess)
+        e = cudaFuncGetAttributes(&fa, kernel);
+    if (e != cudaSuccess)
+        return e;
+    const size_t limit = (size_t)optin > fa.sharedSizeBytes ? (size_t)optin - fa.sharedSizeBytes : 0;
+    if (smem > limit)
+        return cudaErrorInvalidValue;
+    return cudaFuncSetAttribute(kernel, cudaFuncAttributeMaxDynamicSharedMemorySize, (int)limit);
+}
+
 #endif

@@ -119,7 +119,7 @@ template <typename T, int V, int G> size_t smem_of(const spx_cuda_band_shape *s)
 // Launches and occupancy queries above 48 KB need the kernel's limit raised first.
 template <typename T, int V, int G> cudaError_t allow_smem(size_t smem)
 {
-    return cudaFuncSetAttribute(band_kernel<T, V, G>, cudaFuncAttributeMaxDynamicSharedMemorySize, (int)smem);
+    return allow_dynamic_smem(band_kernel<T, V, G>, smem);
 }
 
 template <typename T, int V, int G> int blocks_per_sm_g(const spx_cuda_band_shape *s)

@@ -224,7 +224,7 @@ template <typename T, int G, int W>
 cudaError_t launch_gw(const tiled_params<T> &p, int64_t n, size_t smem, cudaStream_t st)
 {
     constexpr int64_t TN = G * W * vec16<T>::n;
-    cudaError_t e = cudaFuncSetAttribute(tiled_kernel<T, G, W>, cudaFuncAttributeMaxDynamicSharedMemorySize, (int)smem);
+    cudaError_t e = allow_dynamic_smem(tiled_kernel<T, G, W>, smem);
     if (e != cudaSuccess)
         return e;
     const int64_t gx = (p.m + p.rows - 1) / p.rows, gy = (n + TN - 1) / TN;
