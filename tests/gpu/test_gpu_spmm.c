@@ -240,8 +240,8 @@ static void layout_cases(tmat *t, spx_dtype dt)
         run_case(&c, 0);
     }
     /* B and C aligned apart, N wider than a warp: 16-byte loads of B with
-     * C stored element by element, then B one element off (too small to be
-     * copied: read one element per lane) with C's rows on 16 bytes */
+     * C stored element by element, then B one element off (lanes' columns
+     * spread over the tile, lane_cols) with C's rows on 16 bytes */
     const int64_t vec = 16 / (int64_t)spx_dtype_size(dt), pad = (vec - 130 % vec) % vec;
     for (int v = 0; v < 2; v++) {
         tcase c = case_make(t, SPX_OP_NONE, dt, 130);
@@ -415,15 +415,15 @@ static void hard_shapes(void)
             layout_cases(&t, types_all[d]);
         tmat_free(&t);
     }
-    /* B one element off, 8-33 MB read 8 times a row on average: on the
-     * device, copied to aligned rows (spmm_exec.c), in every float type,
-     * C's rows on 16 bytes or not */
+    /* B one element off, 8-33 MB read 8 times a row on average (merge path
+     * with lanes' columns spread over the tile), in every float type, C's
+     * rows on 16 bytes or not */
     for (size_t d = 0; d < 4; d++) {
         A = build_random_rows(2000, 32000, 120, 136, 1, SPX_INDEX_I32);
         if (types_all[d] != SPX_F32)
             A = astype(A, types_all[d], SPX_INDEX_DEFAULT);
         char name[64];
-        snprintf(name, sizeof name, "layouts, B to aligned rows %s", spx_dtype_name(types_all[d]));
+        snprintf(name, sizeof name, "layouts, large B off alignment %s", spx_dtype_name(types_all[d]));
         if (tmat_make(&t, A, SPX_CSR, NULL, name)) {
             const int64_t vec = 16 / (int64_t)spx_dtype_size(types_all[d]);
             tcase c = case_make(&t, SPX_OP_NONE, types_all[d], 130);
@@ -434,7 +434,8 @@ static void hard_shapes(void)
         }
         tmat_free(&t);
     }
-    /* B one element off, read less than twice a row on average: not copied */
+    /* B one element off, rows of 0-3 entries (the row kernels of a small
+     * product, lanes' columns spread over the tile) */
     if (tmat_make(&t, build_random_rows(300, 2000, 0, 3, 1, SPX_INDEX_I32), SPX_CSR, NULL, "layouts, few entries"))
         for (int64_t n = 33; n <= 130; n += 97) {
             tcase c = case_make(&t, SPX_OP_NONE, SPX_F32, n);

@@ -113,16 +113,17 @@ __device__ __forceinline__ void load_partial(const T *__restrict__ p, int count,
         out[t] = t < count ? to_acc(p[t]) : typename acc_of<T>::type(0);
 }
 
-// C[t] = alpha * acc[t] + beta * C[t] for t < count (beta == 0: C is not read).
-// vec: p may be accessed as one 16-byte vector when count == V (dense_ops'
-// c_vec); else element by element.
+// C[t * step] = alpha * acc[t] + beta * C[t * step] for t < count (beta ==
+// 0: C is not read); step: elements between the lane's columns (lane_cols).
+// vec: p may be accessed as one 16-byte vector when count == V and step == 1
+// (dense_ops' c_vec); else element by element.
 template <typename T, int V>
-__device__ __forceinline__ void store_epilogue(T *p, int count, const typename acc_of<T>::type (&acc)[V],
+__device__ __forceinline__ void store_epilogue(T *p, int count, int step, const typename acc_of<T>::type (&acc)[V],
                                                typename acc_of<T>::type alpha,
                                                typename acc_of<T>::type beta, bool vec)
 {
     typedef typename acc_of<T>::type A;
-    if (V > 1 && count == V && vec) {
+    if (V > 1 && count == V && step == 1 && vec) {
         uint4 raw;
         T *e = reinterpret_cast<T *>(&raw);
         if (beta != A(0))
@@ -135,25 +136,32 @@ __device__ __forceinline__ void store_epilogue(T *p, int count, const typename a
     }
 #pragma unroll
     for (int t = 0; t < V; t++)
-        if (t < count)
-            p[t] = from_acc<T>(beta != A(0) ? alpha * acc[t] + beta * to_acc(p[t]) : alpha * acc[t]);
+        if (t < count) {
+            T *e = p + (int64_t)t * step;
+            *e = from_acc<T>(beta != A(0) ? alpha * acc[t] + beta * to_acc(*e) : alpha * acc[t]);
+        }
 }
 
-// Accumulate a * b[t] into acc[t] for the V columns of one B row segment,
-// loading b at row pointer brow + col0 (count valid elements, V when full).
-template <typename T, int V>
-__device__ __forceinline__ void fma_row(const T *__restrict__ brow, int count,
-                                        typename acc_of<T>::type a,
-                                        typename acc_of<T>::type (&acc)[V])
+// The columns a lane owns in column tile `tile` of G lanes x V columns: V
+// consecutive ones from `first` (one 16-byte vector of each B row), or, with
+// SPREAD, every G-th one from `first`, for B whose rows do not start on 16
+// bytes: each of the V loads is then one element per lane, coalesced across
+// the group, and a tile still spans G x V columns (scalar lanes would need V
+// times the tiles, each reloading A's row). count: how many lie below n (<= 0:
+// the lane is idle).
+struct lane_cols {
+    int64_t first;
+    int count, step;
+};
+template <int V, bool SPREAD>
+__device__ __forceinline__ lane_cols lane_cols_of(int64_t tile, int G, int glane, int64_t n)
 {
-    typename acc_of<T>::type b[V];
-    if (count == V)
-        load_v<T, V>(brow, b);
-    else
-        load_partial<T, V>(brow, count, b);
-#pragma unroll
-    for (int t = 0; t < V; t++)
-        acc[t] = fma(a, b[t], acc[t]);
+    lane_cols c;
+    c.step = SPREAD ? G : 1;
+    c.first = tile * G * V + (SPREAD ? (int64_t)glane : (int64_t)glane * V);
+    const int64_t left = n - c.first, have = SPREAD ? (left + G - 1) / G : left;
+    c.count = have >= V ? V : (have > 0 ? (int)have : 0);
+    return c;
 }
 
 // Row c of B at this lane's columns, bcol + c * ldb elements, as one 32 x 32
@@ -165,18 +173,21 @@ template <typename T> __device__ __forceinline__ const T *b_row(const T *bcol, i
 }
 
 // Where a lane's V columns of B row c are: B in global memory (through the
-// read-only path). Other sources (shared-memory copies of some rows) provide
-// the same row() and set generic, so that their pointers are read with
-// generic loads.
-template <typename T> struct b_global {
+// read-only path), V consecutive columns or, SPREAD, `step` elements apart
+// (lane_cols). Other sources (shared-memory copies of some rows) provide the
+// same row() and set generic, so that their pointers are read with generic
+// loads; they are never spread.
+template <typename T, bool SPREAD> struct b_global {
     const T *bcol; // B + the lane's first column
     uint32_t ldb_bytes;
-    static constexpr bool generic = false;
+    int step;
+    static constexpr bool generic = false, spread = SPREAD;
     __device__ __forceinline__ const T *row(int c) const { return b_row(bcol, c, ldb_bytes); }
 };
-template <typename T> __device__ __forceinline__ b_global<T> b_in_global(const T *bcol, int64_t ldb)
+template <bool SPREAD, typename T>
+__device__ __forceinline__ b_global<T, SPREAD> b_in_global(const T *bcol, int64_t ldb, int step)
 {
-    return b_global<T>{bcol, (uint32_t)ldb * (uint32_t)sizeof(T)};
+    return b_global<T, SPREAD>{bcol, (uint32_t)ldb * (uint32_t)sizeof(T), step};
 }
 
 // acc += vj[u] * B(cj[u], lane's V columns) for the first nvalid of U entries
@@ -186,8 +197,27 @@ template <typename T, int V, int U, typename Src>
 __device__ __forceinline__ void fma_rows(const Src &src, const int (&cj)[U], const typename acc_of<T>::type (&vj)[U],
                                          int nvalid, int count, typename acc_of<T>::type (&acc)[V])
 {
-    typename acc_of<T>::type b[U][V];
-    if (count == V) {
+    typedef typename acc_of<T>::type A;
+    A b[U][V];
+    if constexpr (Src::spread) {
+        // (one predicated path for every count was 1.1-1.4x slower at N = 33
+        // and 65, though it kept N = 127's last lane from diverging; H100)
+        if (count == V) {
+#pragma unroll
+            for (int u = 0; u < U; u++)
+                if (u < nvalid)
+#pragma unroll
+                    for (int t = 0; t < V; t++)
+                        b[u][t] = to_acc(__ldg(src.row(cj[u]) + t * src.step));
+        } else if (count > 0) {
+#pragma unroll
+            for (int u = 0; u < U; u++)
+                if (u < nvalid)
+#pragma unroll
+                    for (int t = 0; t < V; t++)
+                        b[u][t] = t < count ? to_acc(__ldg(src.row(cj[u]) + t * src.step)) : A(0);
+        }
+    } else if (count == V) {
 #pragma unroll
         for (int u = 0; u < U; u++)
             if (u < nvalid) {
@@ -220,6 +250,18 @@ __device__ __forceinline__ void fma_rows(const Src &src, const int (&cj)[U], con
     case SPX_F64: return vec > 1 ? CALL(double, 2) : CALL(double, 1);                         \
     case SPX_F16: return vec > 1 ? CALL(__half, 8) : CALL(__half, 1);                         \
     case SPX_BF16: return vec > 1 ? CALL(__nv_bfloat16, 8) : CALL(__nv_bfloat16, 1);          \
+    default: return cudaErrorInvalidValue;                                                    \
+    }
+
+// As SPX_DISPATCH_TV for the kernels that spread a lane's columns
+// (lane_cols) when B's rows allow no 16-byte vectors: a lane always takes a
+// vector's worth of columns. CALL(T, V, SPREAD).
+#define SPX_DISPATCH_TVS(dtype, vec, CALL)                                                    \
+    switch (dtype) {                                                                          \
+    case SPX_F32: return vec > 1 ? CALL(float, 4, false) : CALL(float, 4, true);              \
+    case SPX_F64: return vec > 1 ? CALL(double, 2, false) : CALL(double, 2, true);            \
+    case SPX_F16: return vec > 1 ? CALL(__half, 8, false) : CALL(__half, 8, true);            \
+    case SPX_BF16: return vec > 1 ? CALL(__nv_bfloat16, 8, false) : CALL(__nv_bfloat16, 8, true); \
     default: return cudaErrorInvalidValue;                                                    \
     }
 

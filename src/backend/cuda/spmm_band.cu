@@ -49,7 +49,7 @@ template <typename T> struct b_window {
     const char *ring;  // the ring + the lane's first column, a generic address
     int lo;            // may be negative near the first rows
     unsigned w, mask, slot_bytes;
-    static constexpr bool generic = true;
+    static constexpr bool generic = true, spread = false;
     __device__ __forceinline__ const T *row(int c) const
     {
         // unsigned: c - lo < 2^32 whatever lo's sign; below lo wraps past w
@@ -104,7 +104,7 @@ __global__ void __launch_bounds__(BAND_THREADS) band_kernel(const band_params<T>
                 acc[t] = A(0);
             team_accumulate<T, V, false>(p.colidx, p.vals, start, len, 1, G, G, src, count, acc);
             if (row < r1 && count > 0)
-                store_epilogue<T, V>(p.d.C + row * p.d.ldc + col0, count, acc, p.d.alpha, p.d.beta, p.d.c_vec);
+                store_epilogue<T, V>(p.d.C + row * p.d.ldc + col0, count, 1, acc, p.d.alpha, p.d.beta, p.d.c_vec);
         }
         copy_b_wait();
         __syncthreads(); // the next rows have landed; this step's slots may be refilled

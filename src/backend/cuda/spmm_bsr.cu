@@ -65,7 +65,7 @@ __global__ void __launch_bounds__(256) bsr_kernel(const bsr_params<T> p)
             for (int r = 0; r < 16; r++) {
                 const int64_t row = brow * p.br + r0 + r;
                 if (r < nr && row < p.rows)
-                    store_epilogue<T, V>(p.d.C + row * p.d.ldc + col0, count, acc[r], p.d.alpha, p.d.beta, p.d.c_vec);
+                    store_epilogue<T, V>(p.d.C + row * p.d.ldc + col0, count, 1, acc[r], p.d.alpha, p.d.beta, p.d.c_vec);
             }
     }
 }

@@ -55,8 +55,9 @@ typedef struct spx_cuda_dense_args {
     void *C;
     int64_t ldc;
     double alpha, beta;
-    int vec;              /* elements per lane per load of B: 1, or a 16-byte vector when B and its rows
-                             start on 16 bytes */
+    int vec;              /* elements per lane per load of B: a 16-byte vector when B and its rows
+                             start on 16 bytes, else 1 (the row kernels and merge path then spread
+                             a lane's columns over the tile) */
     int c_vec;            /* C and its rows start on 16 bytes: rows may be stored as 16-byte vectors */
     cudaStream_t stream;
 } spx_cuda_dense_args;
@@ -191,11 +192,6 @@ cudaError_t spx__cuda_scale(const spx_cuda_dense_args *d, int64_t m);
 /* dst (cols x rows, ld dst_ld) = src^T (rows x cols, ld src_ld), element type by dtype. */
 cudaError_t spx__cuda_transpose(spx_dtype dtype, const void *src, int64_t src_ld, void *dst,
                                 int64_t dst_ld, int64_t rows, int64_t cols, cudaStream_t stream);
-/* dst (rows x cols, ld dst_ld; dst and dst_ld * element size on 16 bytes) =
- * src (ld src_ld, rows starting anywhere), the elements past cols up to the
- * next 16 bytes zero. */
-cudaError_t spx__cuda_copy_rows16(spx_dtype dtype, const void *src, int64_t src_ld, void *dst, int64_t dst_ld,
-                                  int64_t rows, int64_t cols, cudaStream_t stream);
 /* Row lengths and bin of every row: bin[i] in 0..5 by the bounds; stats
  * (15 values, zeroed by the caller) accumulates 6 row counts, 6 entry counts
  * per bin, the lower and upper bandwidth (max i - j, max j - i), then the

@@ -103,10 +103,6 @@ static spx_status run_kernels(spx_ctx *ctx, const cuda_plan *P, spx_cuda_dense_a
         int32_t *rows = NULL;
         void *vals = NULL;
         size_t acc = P->dtype == SPX_F64 ? 8 : 4;
-        /* N within a warp's lanes: a column per lane keeps every lane busy
-         * (16-byte vectors would leave most idle) with fewer instructions */
-        if (P->n <= 32)
-            d->vec = 1;
         if (P->mp_row_aligned || /* no row is cut: no carries */
             (!(s = spx__cuda_alloc(ctx, (void **)&rows, (size_t)(2 * P->mp_nwarps) * 4, "merge carries")) &&
              !(s = spx__cuda_alloc(ctx, &vals, (size_t)(2 * P->mp_nwarps) * (size_t)P->n * acc, "merge carries"))))
@@ -147,27 +143,6 @@ static spx_status run_kernels(spx_ctx *ctx, const cuda_plan *P, spx_cuda_dense_a
     }
 }
 
-/* Whether a device row-major B whose rows do not start on 16 bytes is worth
- * copying into rows that do (one read and one write of B). Without the copy
- * the gather kernels read B one element per lane, a warp per 32 columns
- * instead of 128 (f32). Measured on the H100 (docs/PERFORMANCE.md): at N up
- * to 256 that cost more than the copy whenever A reads B's rows at least
- * twice on average; at N of 600-1433 the copy paid only for 16 reads a row
- * (uniform and R-MAT), and broke even or lost for graphs of 4.5-8 (pubmed,
- * ca-CondMat). Below 4 MB of B the product is bound by latency, and the
- * copy's launch cost more than it saved (cora, citeseer: 5-7 %). The
- * algorithms that multiply zeros copy B themselves (run_on_finite_b), OUTER
- * reads B's rows once and element by element, and at N <= 32 merge path and
- * the row kernels take a column per lane anyway. */
-static bool restage_b_pays(const cuda_plan *P)
-{
-    if (P->n <= 32 || (double)P->k * (double)P->n * (double)spx_dtype_size(P->dtype) < 4e6 ||
-        P->alg == SPX_SPMM_DENSE || P->alg == SPX_SPMM_BSR || P->alg == SPX_SPMM_GATHER_TC ||
-        P->alg == SPX_SPMM_OUTER)
-        return false;
-    return P->nnz >= (P->n <= 256 ? 2 : 12) * P->k;
-}
-
 /* Device, row-major views of B and C (staging host or column-major operands
  * through pooled workspace, rows padded to start on 16 bytes), run, then
  * write C back where it was staged. */
@@ -188,21 +163,6 @@ spx_status spx__cuda_spmm_plan_execute(spx_ctx *ctx, void *plan, const spx_spmm_
     if (B->memory == SPX_MEM_DEVICE && B->layout == SPX_ROW_MAJOR) {
         d.B = B->data;
         d.ldb = B->ld;
-        if ((!aligned16(B->data) || (size_t)B->ld * es % 16) && a->alpha != 0.0 && restage_b_pays(P)) {
-            s = spx__cuda_alloc(ctx, &bstage, (size_t)(P->k * ld16) * es, "aligned copy of B");
-            if (s == SPX_ERR_OUT_OF_MEMORY) { /* the copy only saves time: go on without it */
-                spx_clear_error(ctx);
-                s = SPX_OK;
-            } else {
-                if (s)
-                    goto done;
-                cudaError_t e = spx__cuda_copy_rows16(P->dtype, B->data, B->ld, bstage, ld16, P->k, P->n, st);
-                if ((s = spx__cuda_check(ctx, e, "copying B to aligned rows")))
-                    goto done;
-                d.B = bstage;
-                d.ldb = ld16;
-            }
-        }
     } else {
         if ((s = spx__cuda_alloc(ctx, &bstage, (size_t)(P->k * ld16) * es, "staging B")))
             goto done;

@@ -3,7 +3,9 @@
 // same. Rows cut by a warp boundary leave partial sums in carry slots; a
 // fix-up kernel adds them in warp order (no atomics: bit-exact run to run).
 // A row cut into many pieces is added in two levels: groups of consecutive
-// pieces first (one warp per group), then the groups' sums.
+// pieces first (one warp per group), then the groups' sums. Without 16-byte
+// vectors (B's rows misaligned) a lane's V columns are spread 32 apart
+// (SPREAD, lane_cols); N up to 32 takes a column per lane (V = 1).
 #include "backend/cuda/device_types.cuh"
 
 extern "C" {
@@ -61,9 +63,8 @@ template <typename T> struct merge_params {
 };
 
 // acc += sum over entries [y0, y1) of A(row, col) * B(col, lane's columns).
-template <typename T, int V>
-__device__ __forceinline__ void accumulate(const merge_params<T> &p, int64_t y0, int64_t y1,
-                                           const T *bcol, int count,
+template <typename T, int V, bool SPREAD>
+__device__ __forceinline__ void accumulate(const merge_params<T> &p, int64_t y0, int64_t y1, const lane_cols &lc,
                                            typename acc_of<T>::type (&acc)[V])
 {
     typedef typename acc_of<T>::type A;
@@ -85,27 +86,27 @@ __device__ __forceinline__ void accumulate(const merge_params<T> &p, int64_t y0,
                 cj[u] = __shfl_sync(SPX_FULL_MASK, col, (j0 + u) & 31);
                 vj[u] = __shfl_sync(SPX_FULL_MASK, v, (j0 + u) & 31);
             }
-            fma_rows<T, V, U>(b_in_global(bcol, p.d.ldb), cj, vj, cnt - j0, count, acc);
+            fma_rows<T, V, U>(b_in_global<SPREAD>(p.d.B + lc.first, p.d.ldb, lc.step), cj, vj, cnt - j0, lc.count,
+                              acc);
         }
     }
 }
 
 template <typename T, int V>
-__device__ __forceinline__ void save_carry(const merge_params<T> &p, int64_t slot, int64_t row,
-                                           int64_t col0, int count, bool first_tile,
-                                           const typename acc_of<T>::type (&acc)[V])
+__device__ __forceinline__ void save_carry(const merge_params<T> &p, int64_t slot, int64_t row, const lane_cols &lc,
+                                           bool first_tile, const typename acc_of<T>::type (&acc)[V])
 {
     if (first_tile && (threadIdx.x & 31) == 0)
         p.carry_rows[slot] = (int32_t)row;
-    for (int t = 0; t < V && t < count; t++)
-        p.carry_vals[slot * p.d.n + col0 + t] = acc[t];
+    for (int t = 0; t < V && t < lc.count; t++)
+        p.carry_vals[slot * p.d.n + lc.first + t * lc.step] = acc[t];
 }
 
 // Blocks per SM held at what the kernel had before its addresses were
 // narrowed (which let the compiler take more registers): four (64 registers)
-// for f32 and the scalar forms, three for the 16-byte vectors of f64 and the
-// half types. At three, the L2-bound f32 stencil products lost ~9 % (H200).
-template <typename T, int V>
+// for f32 and a column per lane, three for f64 and the half types. At three,
+// the L2-bound f32 stencil products lost ~9 % (H200).
+template <typename T, int V, bool SPREAD>
 __global__ void __launch_bounds__(256, sizeof(T) == 4 || V == 1 ? 4 : 3) merge_kernel(const merge_params<T> p)
 {
     typedef typename acc_of<T>::type A;
@@ -119,9 +120,7 @@ __global__ void __launch_bounds__(256, sizeof(T) == 4 || V == 1 ? 4 : 3) merge_k
     const int64_t ntiles = (p.d.n + 32 * V - 1) / (32 * V);
     for (int64_t tile = blockIdx.y; tile < ntiles; tile += gridDim.y) {
         const bool first_tile = tile == 0;
-        const int64_t col0 = tile * 32 * V + (int64_t)lane * V;
-        const int count = p.d.n - col0 >= V ? V : (int)(p.d.n - col0);
-        const T *bcol = p.d.B + col0;
+        const lane_cols lc = lane_cols_of<V, SPREAD>(tile, 32, lane, p.d.n);
         int64_t x = p.start_row[w], y = p.start_nnz[w];
         bool began = x < p.m && y == p.rowptr[x];
         A acc[V];
@@ -130,13 +129,14 @@ __global__ void __launch_bounds__(256, sizeof(T) == 4 || V == 1 ? 4 : 3) merge_k
             for (int t = 0; t < V; t++)
                 acc[t] = A(0);
             const int64_t row_end = p.rowptr[x + 1];
-            accumulate<T, V>(p, y, row_end, bcol, count, acc);
+            accumulate<T, V, SPREAD>(p, y, row_end, lc, acc);
             y = row_end;
             if (began) {
-                if (count > 0)
-                    store_epilogue<T, V>(p.d.C + x * p.d.ldc + col0, count, acc, p.d.alpha, p.d.beta, p.d.c_vec);
+                if (lc.count > 0)
+                    store_epilogue<T, V>(p.d.C + x * p.d.ldc + lc.first, lc.count, lc.step, acc, p.d.alpha, p.d.beta,
+                                         p.d.c_vec);
             } else {
-                save_carry<T, V>(p, 2 * w, x, col0, count, first_tile, acc); // end of a cut row
+                save_carry<T, V>(p, 2 * w, x, lc, first_tile, acc); // end of a cut row
             }
             began = true;
         }
@@ -144,11 +144,11 @@ __global__ void __launch_bounds__(256, sizeof(T) == 4 || V == 1 ? 4 : 3) merge_k
 #pragma unroll
             for (int t = 0; t < V; t++)
                 acc[t] = A(0);
-            accumulate<T, V>(p, y, y_end, bcol, count, acc);
+            accumulate<T, V, SPREAD>(p, y, y_end, lc, acc);
             if (began) {
-                save_carry<T, V>(p, 2 * w + 1, x, col0, count, first_tile, acc); // start of a cut row
+                save_carry<T, V>(p, 2 * w + 1, x, lc, first_tile, acc); // start of a cut row
             } else {
-                save_carry<T, V>(p, 2 * w, x, col0, count, first_tile, acc); // middle of a cut row
+                save_carry<T, V>(p, 2 * w, x, lc, first_tile, acc); // middle of a cut row
             }
         }
     }
@@ -166,11 +166,12 @@ template <typename T> __device__ __forceinline__ int64_t last_piece(const merge_
 // that order, with four warps' loads in flight.
 template <typename T, int V>
 __device__ __forceinline__ void add_pieces(const merge_params<T> &p, int64_t from, int64_t to, int64_t stride,
-                                           int64_t col0, int count, typename acc_of<T>::type (&acc)[V])
+                                           const lane_cols &lc, typename acc_of<T>::type (&acc)[V])
 {
     typedef typename acc_of<T>::type A;
     constexpr int U = 4;
-    const A *base = p.carry_vals + col0;
+    const A *base = p.carry_vals + lc.first;
+    const int count = lc.count, step = lc.step;
     int64_t w2 = from;
     for (; w2 + (U - 1) * stride <= to; w2 += U * stride) {
         A v[U][V];
@@ -178,7 +179,7 @@ __device__ __forceinline__ void add_pieces(const merge_params<T> &p, int64_t fro
         for (int u = 0; u < U; u++)
 #pragma unroll
             for (int t = 0; t < V; t++)
-                v[u][t] = t < count ? base[2 * (w2 + u * stride) * p.d.n + t] : A(0);
+                v[u][t] = t < count ? base[2 * (w2 + u * stride) * p.d.n + t * step] : A(0);
 #pragma unroll
         for (int u = 0; u < U; u++)
 #pragma unroll
@@ -189,7 +190,7 @@ __device__ __forceinline__ void add_pieces(const merge_params<T> &p, int64_t fro
 #pragma unroll
         for (int t = 0; t < V; t++)
             if (t < count)
-                acc[t] += base[2 * w2 * p.d.n + t];
+                acc[t] += base[2 * w2 * p.d.n + t * step];
 }
 
 // One warp per (warp slot, column tile). GROUPS (first level, for rows cut
@@ -198,7 +199,7 @@ __device__ __forceinline__ void add_pieces(const merge_params<T> &p, int64_t fro
 // order into its own carry slot. Otherwise the warp holding a cut row's start
 // adds the following pieces (or their groups' sums) in warp order, then the
 // epilogue.
-template <typename T, int V, bool GROUPS>
+template <typename T, int V, bool SPREAD, bool GROUPS>
 __global__ void __launch_bounds__(256) fixup_kernel(const merge_params<T> p)
 {
     typedef typename acc_of<T>::type A;
@@ -222,25 +223,25 @@ __global__ void __launch_bounds__(256) fixup_kernel(const merge_params<T> p)
     }
     const int64_t ntiles = (p.d.n + 32 * V - 1) / (32 * V);
     for (int64_t tile = blockIdx.y; tile < ntiles; tile += gridDim.y) {
-        const int64_t col0 = tile * 32 * V + (int64_t)lane * V;
-        const int count = p.d.n - col0 >= V ? V : (int)(p.d.n - col0);
-        if (count <= 0)
+        const lane_cols lc = lane_cols_of<V, SPREAD>(tile, 32, lane, p.d.n);
+        if (lc.count <= 0)
             continue;
-        A *own = p.carry_vals + slot * p.d.n + col0;
+        A *own = p.carry_vals + slot * p.d.n + lc.first;
         A acc[V];
 #pragma unroll
         for (int t = 0; t < V; t++)
-            acc[t] = t < count ? own[t] : A(0);
-        add_pieces<T, V>(p, w + 1, to, stride, col0, count, acc);
+            acc[t] = t < lc.count ? own[t * lc.step] : A(0);
+        add_pieces<T, V>(p, w + 1, to, stride, lc, acc);
         if (GROUPS)
-            for (int t = 0; t < V && t < count; t++)
-                own[t] = acc[t];
+            for (int t = 0; t < V && t < lc.count; t++)
+                own[t * lc.step] = acc[t];
         else
-            store_epilogue<T, V>(p.d.C + (int64_t)row * p.d.ldc + col0, count, acc, p.d.alpha, p.d.beta, p.d.c_vec);
+            store_epilogue<T, V>(p.d.C + (int64_t)row * p.d.ldc + lc.first, lc.count, lc.step, acc, p.d.alpha,
+                                 p.d.beta, p.d.c_vec);
     }
 }
 
-template <typename T, int V>
+template <typename T, int V, bool SPREAD>
 cudaError_t launch_merge_t(const spx_cuda_csr *A, int64_t nwarps, int64_t items, int64_t group,
                            const int64_t *start_row, const int64_t *start_nnz, int32_t *carry_rows,
                            void *carry_vals, const spx_cuda_dense_args *d)
@@ -260,16 +261,16 @@ cudaError_t launch_merge_t(const spx_cuda_csr *A, int64_t nwarps, int64_t items,
     p.d = dense_ops_from<T>(d);
     int64_t gy = (d->n + 32 * V - 1) / (32 * V);
     dim3 grid((unsigned)((nwarps * 32 + 255) / 256), (unsigned)(gy > 65535 ? 65535 : gy));
-    merge_kernel<T, V><<<grid, 256, 0, d->stream>>>(p);
+    merge_kernel<T, V, SPREAD><<<grid, 256, 0, d->stream>>>(p);
     cudaError_t e = cudaGetLastError();
     if (e != cudaSuccess || !carry_rows)
         return e; // row-aligned partition: no row is cut
     if (group > 0) {
-        fixup_kernel<T, V, true><<<grid, 256, 0, d->stream>>>(p);
+        fixup_kernel<T, V, SPREAD, true><<<grid, 256, 0, d->stream>>>(p);
         if ((e = cudaGetLastError()) != cudaSuccess)
             return e;
     }
-    fixup_kernel<T, V, false><<<grid, 256, 0, d->stream>>>(p);
+    fixup_kernel<T, V, SPREAD, false><<<grid, 256, 0, d->stream>>>(p);
     return cudaGetLastError();
 }
 
@@ -293,7 +294,14 @@ extern "C" cudaError_t spx__cuda_launch_merge(const spx_cuda_csr *A, int64_t nwa
 {
     if (nwarps <= 0 || d->n <= 0)
         return cudaSuccess;
-#define CALL(T, V) launch_merge_t<T, V>(A, nwarps, items, group, start_row, start_nnz, carry_rows, carry_vals, d)
-    SPX_DISPATCH_TV(d->dtype, d->vec, CALL)
+#define CALL(T, V, S) launch_merge_t<T, V, S>(A, nwarps, items, group, start_row, start_nnz, carry_rows, carry_vals, d)
+#define CALL_ONE(T, V) CALL(T, V, false)
+    /* N within a warp's lanes: a column per lane keeps every lane busy with
+     * the fewest instructions (spread lanes took 1.3x longer on R-MAT and
+     * arrow at N = 32, H100) */
+    if (d->n <= 32)
+        SPX_DISPATCH_TV(d->dtype, 1, CALL_ONE)
+    SPX_DISPATCH_TVS(d->dtype, d->vec, CALL)
+#undef CALL_ONE
 #undef CALL
 }

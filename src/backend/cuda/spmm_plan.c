@@ -825,7 +825,6 @@ spx_status spx__cuda_spmm_plan_create(spx_ctx *ctx, const spx_spmm_args *a, void
     P->m = a->m;
     P->k = a->k;
     P->n = a->n;
-    P->nnz = A->nnz;
     P->alg = opts.alg;
     P->precision = opts.precision;
     P->deterministic = ctx->deterministic;

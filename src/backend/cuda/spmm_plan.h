@@ -47,7 +47,6 @@ typedef struct cuda_plan {
     spx_op op;
     spx_dtype dtype;
     int64_t m, k, n;
-    int64_t nnz;      /* entries of A */
     spx_spmm_alg alg; /* forced algorithm, or AUTO (binned) */
     spx_precision precision;
     int deterministic;

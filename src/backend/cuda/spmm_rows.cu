@@ -3,7 +3,8 @@
 // columns (one 16-byte load of a B row segment per entry), and the team's
 // team/group sub-groups take every (team/group)-th entry of the row, adding
 // their partial sums with shuffles at the end (fixed order: bit-exact run to
-// run). The team loads `team` (column, value) pairs at once, coalesced, and
+// run). Without 16-byte vectors (B's rows misaligned) a lane's V columns are
+// spread G apart (SPREAD, lane_cols). The team loads `team` (column, value) pairs at once, coalesced, and
 // broadcasts them with shuffles. One launch covers every row bin: each block
 // finds its segment (bin) from the block index. BLOCK_ROW puts several such
 // warps on one row and adds them through shared memory; SELL uses the same
@@ -34,7 +35,7 @@ template <typename T> struct rows_params {
     dense_ops<T> d;
 };
 
-template <typename T, int V, bool SELL>
+template <typename T, int V, bool SPREAD, bool SELL>
 __global__ void __launch_bounds__(256) rows_kernel(const rows_params<T> p)
 {
     typedef typename acc_of<T>::type A;
@@ -61,23 +62,23 @@ __global__ void __launch_bounds__(256) rows_kernel(const rows_params<T> p)
     }
     const int64_t tile_cols = (int64_t)G * V, ntiles = (p.d.n + tile_cols - 1) / tile_cols;
     for (int64_t tile = blockIdx.y; tile < ntiles; tile += gridDim.y) {
-        const int64_t col0 = tile * tile_cols + (int64_t)glane * V;
-        const int count = p.d.n - col0 >= V ? V : (int)(p.d.n - col0); // <= 0: lane idle
+        const lane_cols lc = lane_cols_of<V, SPREAD>(tile, G, glane, p.d.n);
         A acc[V];
 #pragma unroll
         for (int t = 0; t < V; t++)
             acc[t] = A(0);
-        team_accumulate<T, V, true>(p.colidx, p.vals, start, len, stride, team, G, b_in_global(p.d.B + col0, p.d.ldb),
-                                    count, acc);
-        if (row >= 0 && count > 0 && tl < G)
-            store_epilogue<T, V>(p.d.C + row * p.d.ldc + col0, count, acc, p.d.alpha, p.d.beta, p.d.c_vec);
+        team_accumulate<T, V, true>(p.colidx, p.vals, start, len, stride, team, G,
+                                    b_in_global<SPREAD>(p.d.B + lc.first, p.d.ldb, lc.step), lc.count, acc);
+        if (row >= 0 && lc.count > 0 && tl < G)
+            store_epilogue<T, V>(p.d.C + row * p.d.ldc + lc.first, lc.count, lc.step, acc, p.d.alpha, p.d.beta,
+                                 p.d.c_vec);
     }
 }
 
 // BLOCK_ROW: blockDim.x = 32 * warps, one row per block; each warp is a team of
 // 32 lanes taking chunks of 32 entries round-robin; warp 0 then adds the
 // warps' sums in warp order.
-template <typename T, int V>
+template <typename T, int V, bool SPREAD>
 __global__ void __launch_bounds__(512) block_rows_kernel(const rows_params<T> p)
 {
     typedef typename acc_of<T>::type A;
@@ -91,16 +92,15 @@ __global__ void __launch_bounds__(512) block_rows_kernel(const rows_params<T> p)
     // warp w owns the chunks w, w + nwarps, ... of 32 entries: a strided range
     const int64_t nchunks = (len + 31) / 32;
     for (int64_t tile = blockIdx.y; tile < ntiles; tile += gridDim.y) {
-        const int64_t col0 = tile * tile_cols + (int64_t)glane * V;
-        const int count = p.d.n - col0 >= V ? V : (int)(p.d.n - col0);
+        const lane_cols lc = lane_cols_of<V, SPREAD>(tile, G, glane, p.d.n);
         A acc[V];
 #pragma unroll
         for (int t = 0; t < V; t++)
             acc[t] = A(0);
         for (int64_t c = warp; c < nchunks; c += nwarps) {
             const int64_t b = c * 32, l = len - b < 32 ? len - b : 32;
-            team_accumulate<T, V, false>(p.colidx, p.vals, start + b, l, 1, 32, G, b_in_global(p.d.B + col0, p.d.ldb),
-                                         count, acc);
+            team_accumulate<T, V, false>(p.colidx, p.vals, start + b, l, 1, 32, G,
+                                         b_in_global<SPREAD>(p.d.B + lc.first, p.d.ldb, lc.step), lc.count, acc);
         }
         for (int o = G; o < 32; o <<= 1) // the warp's sub-groups, then the warps below
 #pragma unroll
@@ -116,8 +116,9 @@ __global__ void __launch_bounds__(512) block_rows_kernel(const rows_params<T> p)
 #pragma unroll
                 for (int t = 0; t < V; t++)
                     acc[t] += red[(w * G + lane) * V + t];
-            if (count > 0)
-                store_epilogue<T, V>(p.d.C + row * p.d.ldc + col0, count, acc, p.d.alpha, p.d.beta, p.d.c_vec);
+            if (lc.count > 0)
+                store_epilogue<T, V>(p.d.C + row * p.d.ldc + lc.first, lc.count, lc.step, acc, p.d.alpha, p.d.beta,
+                                     p.d.c_vec);
         }
         __syncthreads(); // red is reused by the next tile
     }
@@ -138,7 +139,7 @@ unsigned grid_y(int64_t n, int64_t tile_cols)
     return (unsigned)(gy > 65535 ? 65535 : (gy < 1 ? 1 : gy));
 }
 
-template <typename T, int V>
+template <typename T, int V, bool SPREAD>
 cudaError_t launch_rows_t(const spx_cuda_csr *A, const int32_t *rows, const spx_cuda_row_segment *segs,
                           int nsegs, int group, const spx_cuda_dense_args *d)
 {
@@ -161,11 +162,11 @@ cudaError_t launch_rows_t(const spx_cuda_csr *A, const int32_t *rows, const spx_
         return cudaSuccess;
     if (blocks > 0x7fffffff)
         return cudaErrorInvalidConfiguration;
-    rows_kernel<T, V, false><<<dim3((unsigned)blocks, grid_y(d->n, (int64_t)group * V)), 256, 0, d->stream>>>(p);
+    rows_kernel<T, V, SPREAD, false><<<dim3((unsigned)blocks, grid_y(d->n, (int64_t)group * V)), 256, 0, d->stream>>>(p);
     return cudaGetLastError();
 }
 
-template <typename T, int V>
+template <typename T, int V, bool SPREAD>
 cudaError_t launch_sell_t(const spx_cuda_sell *A, int group, const spx_cuda_dense_args *d)
 {
     rows_params<T> p = make_params<T>(d, group);
@@ -180,11 +181,11 @@ cudaError_t launch_sell_t(const spx_cuda_sell *A, int group, const spx_cuda_dens
     p.seg_team[0] = group;
     int64_t blocks = (p.seg_rows[0] * group + 255) / 256;
     p.first_block[1] = blocks;
-    rows_kernel<T, V, true><<<dim3((unsigned)blocks, grid_y(d->n, (int64_t)group * V)), 256, 0, d->stream>>>(p);
+    rows_kernel<T, V, SPREAD, true><<<dim3((unsigned)blocks, grid_y(d->n, (int64_t)group * V)), 256, 0, d->stream>>>(p);
     return cudaGetLastError();
 }
 
-template <typename T, int V>
+template <typename T, int V, bool SPREAD>
 cudaError_t launch_block_rows_t(const spx_cuda_csr *A, const int32_t *rows, int64_t offset, int64_t nrows,
                                 int warps, int group, const spx_cuda_dense_args *d)
 {
@@ -195,7 +196,7 @@ cudaError_t launch_block_rows_t(const spx_cuda_csr *A, const int32_t *rows, int6
     p.rows = rows;
     p.seg_offset[0] = offset;
     size_t smem = (size_t)warps * group * V * sizeof(typename acc_of<T>::type);
-    block_rows_kernel<T, V><<<dim3((unsigned)nrows, grid_y(d->n, (int64_t)group * V)), 32 * warps, smem, d->stream>>>(p);
+    block_rows_kernel<T, V, SPREAD><<<dim3((unsigned)nrows, grid_y(d->n, (int64_t)group * V)), 32 * warps, smem, d->stream>>>(p);
     return cudaGetLastError();
 }
 
@@ -209,8 +210,8 @@ extern "C" cudaError_t spx__cuda_launch_rows(const spx_cuda_csr *A, const int32_
         return cudaSuccess;
     if (nsegs > SPX_CUDA_MAX_SEGMENTS)
         return cudaErrorInvalidValue;
-#define CALL(T, V) launch_rows_t<T, V>(A, rows, segs, nsegs, group, d)
-    SPX_DISPATCH_TV(d->dtype, d->vec, CALL)
+#define CALL(T, V, S) launch_rows_t<T, V, S>(A, rows, segs, nsegs, group, d)
+    SPX_DISPATCH_TVS(d->dtype, d->vec, CALL)
 #undef CALL
 }
 
@@ -218,8 +219,8 @@ extern "C" cudaError_t spx__cuda_launch_sell(const spx_cuda_sell *A, int group, 
 {
     if (A->nslices <= 0 || d->n <= 0)
         return cudaSuccess;
-#define CALL(T, V) launch_sell_t<T, V>(A, group, d)
-    SPX_DISPATCH_TV(d->dtype, d->vec, CALL)
+#define CALL(T, V, S) launch_sell_t<T, V, S>(A, group, d)
+    SPX_DISPATCH_TVS(d->dtype, d->vec, CALL)
 #undef CALL
 }
 
@@ -231,7 +232,7 @@ extern "C" cudaError_t spx__cuda_launch_block_rows(const spx_cuda_csr *A, const 
         return cudaSuccess;
     if (nrows > 0x7fffffff)
         return cudaErrorInvalidConfiguration;
-#define CALL(T, V) launch_block_rows_t<T, V>(A, rows, offset, nrows, warps, group, d)
-    SPX_DISPATCH_TV(d->dtype, d->vec, CALL)
+#define CALL(T, V, S) launch_block_rows_t<T, V, S>(A, rows, offset, nrows, warps, group, d)
+    SPX_DISPATCH_TVS(d->dtype, d->vec, CALL)
 #undef CALL
 }

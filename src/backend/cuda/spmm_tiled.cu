@@ -212,7 +212,7 @@ __global__ void __launch_bounds__(TILED_THREADS, sizeof(T) >= 4 ? 3 : 2) tiled_k
                     const int64_t col0 = c0 + (int64_t)vec_of(w) * V;
                     const int count = p.d.n - col0 >= V ? V : (p.d.n - col0 > 0 ? (int)(p.d.n - col0) : 0);
                     if (count > 0)
-                        store_epilogue<T, V>(p.d.C + row * p.d.ldc + col0, count, acc[w], p.d.alpha, p.d.beta,
+                        store_epilogue<T, V>(p.d.C + row * p.d.ldc + col0, count, 1, acc[w], p.d.alpha, p.d.beta,
                                              p.d.c_vec);
                 }
             }

@@ -207,44 +207,6 @@ extern "C" cudaError_t spx__cuda_narrow_i64(const int64_t *src, int32_t *dst, in
 // A warp per row: each lane reads a 16-byte vector's elements one by one
 // (src rows may start anywhere) and writes them as one vector. About 2.2-2.7
 // TB/s on the H100 for rows of 602-1433 values (a plain copy: 2.6-3.0).
-template <typename E>
-__global__ void __launch_bounds__(256) copy_rows_kernel(const E *__restrict__ src, int64_t src_ld, E *__restrict__ dst,
-                                                        int64_t dst_ld, int64_t rows, int64_t cols)
-{
-    constexpr int V = 16 / sizeof(E);
-    const int lane = threadIdx.x & 31;
-    const int64_t vecs = (cols + V - 1) / V;
-    for (int64_t r = ((int64_t)blockIdx.x * blockDim.x + threadIdx.x) >> 5; r < rows;
-         r += ((int64_t)gridDim.x * blockDim.x) >> 5) {
-        const E *s = src + r * src_ld;
-        uint4 *d = reinterpret_cast<uint4 *>(dst + r * dst_ld);
-        for (int64_t v = lane; v < vecs; v += 32) {
-            uint4 raw;
-            E *e = reinterpret_cast<E *>(&raw);
-#pragma unroll
-            for (int t = 0; t < V; t++)
-                e[t] = v * V + t < cols ? s[v * V + t] : E(0);
-            d[v] = raw;
-        }
-    }
-}
-
-extern "C" cudaError_t spx__cuda_copy_rows16(spx_dtype dtype, const void *src, int64_t src_ld, void *dst,
-                                             int64_t dst_ld, int64_t rows, int64_t cols, cudaStream_t stream)
-{
-    if (rows <= 0 || cols <= 0)
-        return cudaSuccess;
-    const int64_t blocks = (rows + 7) / 8;
-    const unsigned grid = (unsigned)(blocks > 65535 * 16 ? 65535 * 16 : blocks);
-    switch (spx_dtype_size(dtype)) {
-    case 2: copy_rows_kernel<uint16_t><<<grid, 256, 0, stream>>>((const uint16_t *)src, src_ld, (uint16_t *)dst, dst_ld, rows, cols); break;
-    case 4: copy_rows_kernel<uint32_t><<<grid, 256, 0, stream>>>((const uint32_t *)src, src_ld, (uint32_t *)dst, dst_ld, rows, cols); break;
-    case 8: copy_rows_kernel<uint64_t><<<grid, 256, 0, stream>>>((const uint64_t *)src, src_ld, (uint64_t *)dst, dst_ld, rows, cols); break;
-    default: return cudaErrorInvalidValue;
-    }
-    return cudaGetLastError();
-}
-
 extern "C" cudaError_t spx__cuda_transpose(spx_dtype dtype, const void *src, int64_t src_ld, void *dst,
                                            int64_t dst_ld, int64_t rows, int64_t cols,
                                            cudaStream_t stream)
