@@ -35,8 +35,12 @@ template <typename T> struct rows_params {
     dense_ops<T> d;
 };
 
+// Four blocks per SM for f32 (64 registers, where the compiler took 72-80 and
+// left three): the row kernels wait on dependent loads, and the fourth block's
+// warps hide them (H100: 1.08-1.2x on uniform, Laplacian and graph products
+// at N = 32-64). Other types as the compiler chooses (not measured).
 template <typename T, int V, bool SPREAD, bool SELL>
-__global__ void __launch_bounds__(256) rows_kernel(const rows_params<T> p)
+__global__ void __launch_bounds__(256, sizeof(T) == 4 ? 4 : 1) rows_kernel(const rows_params<T> p)
 {
     typedef typename acc_of<T>::type A;
     int s = 0;
