@@ -579,10 +579,10 @@ typedef struct spx_spmm_options {
     /* Row-length bin boundaries for the planner: bins are [0], [1, b0], (b0, b1],
      * (b1, b2], (b2, b3], (b3, inf). Zeros take the defaults 8, 32, 256, 4096. */
     int64_t bin_bounds[4];
-    /* Columns of B and C processed together by the row kernels (CUDA). When B
-     * is larger than the L2 cache and A has no locality, narrow panels let each
-     * B row segment come from DRAM once per panel, at the cost of reading A once
-     * per panel. 0: the planner decides from the L2 size; -1: never panel.
+    /* Columns of B and C processed together by the row kernels (CUDA, AUTO):
+     * narrow panels keep a panel's slice of B in the L2 cache, at the cost of
+     * reading A once per panel. 0 or -1: no panels (on the H100 they never
+     * paid: the L2 kept enough of a large B).
      * With SPX_SPMM_TILED forced: the block's column tile, 8, 16 or 32 16-byte
      * vectors of values (0: 8). With SPX_SPMM_BAND forced: the same widths
      * (0: the planner's choice). */

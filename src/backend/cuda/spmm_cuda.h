@@ -193,10 +193,8 @@ cudaError_t spx__cuda_scale(const spx_cuda_dense_args *d, int64_t m);
 cudaError_t spx__cuda_transpose(spx_dtype dtype, const void *src, int64_t src_ld, void *dst,
                                 int64_t dst_ld, int64_t rows, int64_t cols, cudaStream_t stream);
 /* Row lengths and bin of every row: bin[i] in 0..5 by the bounds; stats
- * (15 values, zeroed by the caller) accumulates 6 row counts, 6 entry counts
- * per bin, the lower and upper bandwidth (max i - j, max j - i), then the
- * longest row's length. Column
- * indices must be sorted within rows. */
+ * (13 values, zeroed by the caller) accumulates 6 row counts, 6 entry counts
+ * per bin, then the longest row's length. */
 cudaError_t spx__cuda_row_bins(const spx_cuda_csr *A, const int64_t bounds[4], unsigned char *bin,
                                unsigned long long *stats, cudaStream_t stream);
 /* Stable partition of rows by bin (ids below 2^key_bits, key_bits <= 8): rows_out[] lists

@@ -240,10 +240,10 @@ static spx_status prepare_csr(spx_ctx *ctx, cuda_plan *P, const spx_matrix *A, s
 /* The bins kernel: bin[] of every row, and the statistics (host[], as
  * spx__cuda_row_bins documents) on the host. */
 static spx_status row_bins(spx_ctx *ctx, cuda_plan *P, const int64_t bounds[4], unsigned char *bin,
-                           unsigned long long host[2 * NBINS + 3])
+                           unsigned long long host[2 * NBINS + 1])
 {
     cudaStream_t st = spx__cuda(ctx)->stream;
-    size_t bytes = (2 * NBINS + 3) * sizeof *host;
+    size_t bytes = (2 * NBINS + 1) * sizeof *host;
     unsigned long long *counts = NULL;
     spx_status s;
     if (!(s = spx__cuda_alloc(ctx, (void **)&counts, bytes, "row bins")) &&
@@ -253,7 +253,7 @@ static spx_status row_bins(spx_ctx *ctx, cuda_plan *P, const int64_t bounds[4], 
         s = spx__cuda_sync(ctx);
     spx__cuda_free(ctx, counts);
     if (!s)
-        P->max_row = (int64_t)host[2 * NBINS + 2];
+        P->max_row = (int64_t)host[2 * NBINS];
     return s;
 }
 
@@ -285,7 +285,7 @@ static spx_status sort_rows(spx_ctx *ctx, cuda_plan *P, const unsigned char *key
 static spx_status build_bins(spx_ctx *ctx, cuda_plan *P, const int64_t bounds[4])
 {
     unsigned char *bin = NULL;
-    unsigned long long host_counts[2 * NBINS + 3];
+    unsigned long long host_counts[2 * NBINS + 1];
     spx_status s;
     if ((s = spx__cuda_alloc(ctx, (void **)&bin, (size_t)P->m, "row bins")) ||
         (s = row_bins(ctx, P, bounds, bin, host_counts)))
@@ -298,8 +298,6 @@ static spx_status build_bins(spx_ctx *ctx, cuda_plan *P, const int64_t bounds[4]
         offset += P->bins[b].nrows;
         used += P->bins[b].nrows > 0;
     }
-    P->lower_bw = (int64_t)host_counts[2 * NBINS];
-    P->upper_bw = (int64_t)host_counts[2 * NBINS + 1];
     if (used > 1)
         s = sort_rows(ctx, P, bin, 4);
 done:
@@ -314,7 +312,7 @@ done:
 static spx_status order_rows_by_length(spx_ctx *ctx, cuda_plan *P, const int64_t bounds[4])
 {
     unsigned char *key = NULL;
-    unsigned long long host_counts[2 * NBINS + 3];
+    unsigned long long host_counts[2 * NBINS + 1];
     spx_status s;
     if (P->m < 2)
         return SPX_OK;
@@ -325,34 +323,6 @@ static spx_status order_rows_by_length(spx_ctx *ctx, cuda_plan *P, const int64_t
         s = sort_rows(ctx, P, key, 8);
     spx__cuda_free(ctx, key);
     return s;
-}
-
-/* Column panels. When B does not fit in (a third of) the L2 cache and the rows of A
- * reach far apart (bandwidth times N does not fit either), every B row
- * segment would come from DRAM once per entry; processing the columns in
- * panels of w makes the panel's slice of B (k x w) stay in L2, at the price of
- * reading A once per panel. Chosen when that moves fewer bytes. */
-static int64_t choose_panel(const cuda_plan *P, int64_t l2_bytes, int64_t forced)
-{
-    int64_t es = (int64_t)spx_dtype_size(P->dtype), min_w = 32 / es;
-    if (forced > 0)
-        return forced < P->n ? forced : 0;
-    if (forced < 0 || P->n <= min_w)
-        return 0;
-    /* reads by every SM may be cached in both halves of a split L2: count a third */
-    int64_t budget = l2_bytes / 3;
-    int64_t band = P->lower_bw + P->upper_bw + 1;
-    if (P->k * P->n * es <= budget || band * P->n * es <= budget)
-        return 0; /* B, or the part of B that neighbouring rows touch, stays in L2 anyway */
-    int64_t w = min_w;
-    if (P->k * w * es > budget)
-        return 0; /* even one 32-byte sector per B row does not fit */
-    while (w * 2 < P->n && P->k * (w * 2) * es <= budget)
-        w *= 2;
-    double nnz = (double)P->csr.nnz, a_bytes = nnz * (4.0 + (double)es) + 8.0 * (double)P->m;
-    double seg = (double)(P->n * es > 32 ? P->n * es : 32);
-    double direct = nnz * seg, panelled = (double)((P->n + w - 1) / w) * a_bytes + (double)(P->k * P->n * es);
-    return panelled < 0.8 * direct ? w : 0;
 }
 
 /* TILED's shared memory per block: half an SM's (two blocks per SM; the
@@ -888,8 +858,11 @@ spx_status spx__cuda_spmm_plan_create(spx_ctx *ctx, const spx_spmm_args *a, void
             s = prepare_merge(ctx, P);
             break;
         }
-        if (P->alg == SPX_SPMM_AUTO)
-            P->panel = choose_panel(P, spx__cuda(ctx)->info.l2_bytes, opts.panel_cols);
+        /* Column panels only when asked: sized to keep B's slice in L2 (at the price of
+         * reading A once a panel), they were 1.5-4x slower than none on uniform
+         * products with B of 19-96 MB and N = 16-48 (H100, docs/PERFORMANCE.md) */
+        if (P->alg == SPX_SPMM_AUTO && opts.panel_cols > 0 && opts.panel_cols < P->n)
+            P->panel = opts.panel_cols;
         choose_bin_kernels(ctx, P);
         break;
     }
@@ -914,11 +887,9 @@ spx_status spx__cuda_spmm_plan_create(spx_ctx *ctx, const spx_spmm_args *a, void
                                                     : "algorithm forced for every row");
             if (P->panel > 0)
                 len += snprintf(txt + len, cap - (size_t)len,
-                                "  columns in panels of %lld: B (%.0f MB) exceeds a third of the L2 and rows reach "
-                                "%lld columns apart, so each panel's slice of B (%.1f MB) is kept in L2 and A is "
+                                "  columns in panels of %lld (asked): each panel's slice of B is %.1f MB, and A is "
                                 "read %lld times\n",
-                                (long long)P->panel, (double)(P->k * P->n) * (double)spx_dtype_size(P->dtype) / 1e6,
-                                (long long)(P->lower_bw + P->upper_bw), (double)(P->k * P->panel) * (double)spx_dtype_size(P->dtype) / 1e6,
+                                (long long)P->panel, (double)(P->k * P->panel) * (double)spx_dtype_size(P->dtype) / 1e6,
                                 (long long)((P->n + P->panel - 1) / P->panel));
             else if (column_tiles(P, P->group) > 1)
                 len += snprintf(txt + len, cap - (size_t)len, "  columns in %lld tiles of %lld, each tile its own warps\n",

@@ -63,7 +63,6 @@ typedef struct cuda_plan {
     spx_cuda_tiled_shape tiled; /* TILED: block shape and chunk of k */
     spx_cuda_band_shape band;   /* BAND: strips, steps, ring */
     double band_near;           /* BAND: share of the entries its ring serves */
-    int64_t lower_bw, upper_bw; /* bandwidths of op(A) */
     int64_t max_row;            /* entries in the longest row of op(A) */
     int64_t mp_items, mp_nwarps; /* merge path: items (rows + entries) per warp, warps per column tile */
     int64_t *mp_row, *mp_nnz;

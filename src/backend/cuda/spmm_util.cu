@@ -11,12 +11,11 @@ extern "C" {
 
 namespace {
 
-__global__ void bins_kernel(const int64_t *__restrict__ rowptr, const int32_t *__restrict__ colidx,
-                            int64_t m, int64_t b0, int64_t b1, int64_t b2, int64_t b3, unsigned char *bin,
-                            unsigned long long *stats)
+__global__ void bins_kernel(const int64_t *__restrict__ rowptr, int64_t m, int64_t b0, int64_t b1, int64_t b2,
+                            int64_t b3, unsigned char *bin, unsigned long long *stats)
 {
-    __shared__ unsigned long long s[15];
-    if (threadIdx.x < 15)
+    __shared__ unsigned long long s[13];
+    if (threadIdx.x < 13)
         s[threadIdx.x] = 0;
     __syncthreads();
     for (int64_t r = (int64_t)blockIdx.x * blockDim.x + threadIdx.x; r < m;
@@ -26,20 +25,13 @@ __global__ void bins_kernel(const int64_t *__restrict__ rowptr, const int32_t *_
         bin[r] = b;
         atomicAdd(&s[b], 1ull);
         atomicAdd(&s[6 + b], (unsigned long long)len);
-        atomicMax(&s[14], (unsigned long long)len);
-        if (len > 0) {
-            int64_t lo = r - colidx[start], hi = colidx[start + len - 1] - r;
-            if (lo > 0)
-                atomicMax(&s[12], (unsigned long long)lo);
-            if (hi > 0)
-                atomicMax(&s[13], (unsigned long long)hi);
-        }
+        atomicMax(&s[12], (unsigned long long)len);
     }
     __syncthreads();
     if (threadIdx.x < 12)
         atomicAdd(&stats[threadIdx.x], s[threadIdx.x]);
-    else if (threadIdx.x < 15)
-        atomicMax(&stats[threadIdx.x], s[threadIdx.x]);
+    else if (threadIdx.x == 12)
+        atomicMax(&stats[12], s[12]);
 }
 
 // Distances of entries from the diagonal: stats[b] counts entries whose
@@ -140,8 +132,8 @@ extern "C" cudaError_t spx__cuda_row_bins(const spx_cuda_csr *A, const int64_t b
 {
     if (A->rows <= 0)
         return cudaSuccess;
-    bins_kernel<<<grid_1d(A->rows), 256, 0, stream>>>(A->rowptr, A->colidx, A->rows, bounds[0], bounds[1],
-                                                       bounds[2], bounds[3], bin, stats);
+    bins_kernel<<<grid_1d(A->rows), 256, 0, stream>>>(A->rowptr, A->rows, bounds[0], bounds[1], bounds[2],
+                                                       bounds[3], bin, stats);
     return cudaGetLastError();
 }
 
