@@ -579,10 +579,12 @@ typedef struct spx_spmm_options {
     /* Row-length bin boundaries for the planner: bins are [0], [1, b0], (b0, b1],
      * (b1, b2], (b2, b3], (b3, inf). Zeros take the defaults 8, 32, 256, 4096. */
     int64_t bin_bounds[4];
-    /* Columns of B and C processed together by the row kernels (CUDA, AUTO):
+    /* Columns of B and C processed together by the row kernels (CUDA), when
+     * AUTO ends on them (not on merge path, TILED, BAND or the dense path):
      * narrow panels keep a panel's slice of B in the L2 cache, at the cost of
-     * reading A once per panel. 0 or -1: no panels (on the H100 they never
-     * paid: the L2 kept enough of a large B).
+     * reading A once per panel. Rounded down to a power of two of 16-byte
+     * vectors, 1 to 32 (f32: 4 to 128 columns). 0, -1 or N and wider: no
+     * panels (on the H100 they never paid: the L2 kept enough of a large B).
      * With SPX_SPMM_TILED forced: the block's column tile, 8, 16 or 32 16-byte
      * vectors of values (0: 8). With SPX_SPMM_BAND forced: the same widths
      * (0: the planner's choice). */

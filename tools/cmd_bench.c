@@ -20,7 +20,7 @@ static const char help_text[] =
     "         [--n 32,128] [--dlmc-n 1024] [--repeat R] [--warmup W] [--budget-ms MS]\n"
     "         [--algs auto,row_split,...|all] [--precision exact|tf32|bf16|f16]\n"
     "         [--panel W]  (column panel width of AUTO's row kernels, or TILED's and BAND's column tile;\n"
-    "                       0: none for the row kernels, the planner's tile for TILED and BAND)\n"
+    "                       0: no panels, the planner's tile for TILED and BAND)\n"
     "         [--csv FILE] [--json FILE] [--data DIR] [--seed S] [--no-dense] [--no-cusparse]\n"
     "\n"
     "Times spx's SpMM (C = A B, A f32 CSR, B and C row-major f32 on the device) for each\n"

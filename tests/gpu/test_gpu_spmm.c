@@ -251,6 +251,16 @@ static void layout_cases(tmat *t, spx_dtype dt)
         c.pad_c = v == 1 ? pad : 0;
         run_case(&c, 0);
     }
+    /* a column panel asked of AUTO's row kernels, three 16-byte vectors wide
+     * (rounded down to two), B aligned and one element off */
+    for (int v = 0; v < 2; v++) {
+        tcase c = case_make(t, SPX_OP_NONE, dt, 60);
+        c.algs = 1u << SPX_SPMM_AUTO;
+        c.panel = 3 * vec;
+        c.pad_b = v == 0 ? (vec - 60 % vec) % vec : 0;
+        c.off_b = v;
+        run_case(&c, 0);
+    }
     /* alpha and beta: both 0 over a NaN C; accumulate; alpha 0 */
     tcase c = case_make(t, SPX_OP_NONE, dt, 16);
     c.nruns = 3;
@@ -415,9 +425,9 @@ static void hard_shapes(void)
             layout_cases(&t, types_all[d]);
         tmat_free(&t);
     }
-    /* B one element off, 8-33 MB read 8 times a row on average (merge path
-     * with lanes' columns spread over the tile), in every float type, C's
-     * rows on 16 bytes or not */
+    /* B one element off, rows of 120-136 entries at N = 130: merge path with
+     * lanes' columns spread over the tile and rows cut between warps (their
+     * carries spread too), in every float type, C's rows on 16 bytes or not */
     for (size_t d = 0; d < 4; d++) {
         A = build_random_rows(2000, 32000, 120, 136, 1, SPX_INDEX_I32);
         if (types_all[d] != SPX_F32)

@@ -159,8 +159,11 @@ __device__ __forceinline__ lane_cols lane_cols_of(int64_t tile, int G, int glane
     lane_cols c;
     c.step = SPREAD ? G : 1;
     c.first = tile * G * V + (SPREAD ? (int64_t)glane : (int64_t)glane * V);
-    const int64_t left = n - c.first, have = SPREAD ? (left + G - 1) / G : left;
-    c.count = have >= V ? V : (have > 0 ? (int)have : 0);
+    const int64_t left = n - c.first; // columns from the lane's first to n
+    if (SPREAD) // 32-bit division: left is below V * G there
+        c.count = left <= 0 ? 0 : left > (int64_t)(V - 1) * G ? V : ((int)left + G - 1) / G;
+    else
+        c.count = left >= V ? V : (left > 0 ? (int)left : 0);
     return c;
 }
 
@@ -242,26 +245,16 @@ __device__ __forceinline__ void fma_rows(const Src &src, const int (&cj)[U], con
                 acc[t] = fma(vj[u], b[u][t], acc[t]);
 }
 
-// Dispatch on the value type and the vector width (1, or 16 bytes): CALL(T, V)
-// is a macro expanding to a call returning cudaError_t.
-#define SPX_DISPATCH_TV(dtype, vec, CALL)                                                     \
+// Dispatch on the value type: CALL(T, V) is a macro expanding to a call
+// returning cudaError_t, V the elements of a 16-byte vector of T (the caller
+// picks its kernel's layout, vectors, one column or spread, from V and the
+// operands).
+#define SPX_DISPATCH_T(dtype, CALL)                                                           \
     switch (dtype) {                                                                          \
-    case SPX_F32: return vec > 1 ? CALL(float, 4) : CALL(float, 1);                           \
-    case SPX_F64: return vec > 1 ? CALL(double, 2) : CALL(double, 1);                         \
-    case SPX_F16: return vec > 1 ? CALL(__half, 8) : CALL(__half, 1);                         \
-    case SPX_BF16: return vec > 1 ? CALL(__nv_bfloat16, 8) : CALL(__nv_bfloat16, 1);          \
-    default: return cudaErrorInvalidValue;                                                    \
-    }
-
-// As SPX_DISPATCH_TV for the kernels that spread a lane's columns
-// (lane_cols) when B's rows allow no 16-byte vectors: a lane always takes a
-// vector's worth of columns. CALL(T, V, SPREAD).
-#define SPX_DISPATCH_TVS(dtype, vec, CALL)                                                    \
-    switch (dtype) {                                                                          \
-    case SPX_F32: return vec > 1 ? CALL(float, 4, false) : CALL(float, 4, true);              \
-    case SPX_F64: return vec > 1 ? CALL(double, 2, false) : CALL(double, 2, true);            \
-    case SPX_F16: return vec > 1 ? CALL(__half, 8, false) : CALL(__half, 8, true);            \
-    case SPX_BF16: return vec > 1 ? CALL(__nv_bfloat16, 8, false) : CALL(__nv_bfloat16, 8, true); \
+    case SPX_F32: return CALL(float, 4);                                                      \
+    case SPX_F64: return CALL(double, 2);                                                     \
+    case SPX_F16: return CALL(__half, 8);                                                     \
+    case SPX_BF16: return CALL(__nv_bfloat16, 8);                                             \
     default: return cudaErrorInvalidValue;                                                    \
     }
 

@@ -1,7 +1,7 @@
 // The inner loop of the row kernels: a team of lanes accumulates one row.
 // A team is a power of two of lanes (up to a warp); `group` of them own V
-// consecutive output columns each, and the team/group sub-groups take every
-// (team/group)-th entry. Entries are loaded `team` at a time (coalesced) and
+// output columns each (consecutive, or spread over the tile: lane_cols), and
+// the team/group sub-groups take every (team/group)-th entry. Entries are loaded `team` at a time (coalesced) and
 // broadcast with shuffles; four B row segments are in flight per lane.
 #ifndef SPX_ROW_TEAM_CUH
 #define SPX_ROW_TEAM_CUH

@@ -204,7 +204,7 @@ extern "C" cudaError_t spx__cuda_launch_band(const spx_cuda_csr *A, const spx_cu
     if (s->rows <= 0 || s->halo < 0 || s->strip <= 0 || s->strip % s->rows || s->ring < 2 * (s->rows + s->halo) ||
         (s->ring & (s->ring - 1)) || s->ring > (1 << 30))
         return cudaErrorInvalidValue;
-#define CALL(T, V) launch_t<T, V>(A, s, d)
-    SPX_DISPATCH_TV(d->dtype, d->vec, CALL)
+#define CALL(T, V) (d->vec > 1 ? launch_t<T, V>(A, s, d) : launch_t<T, 1>(A, s, d))
+    SPX_DISPATCH_T(d->dtype, CALL)
 #undef CALL
 }

@@ -219,7 +219,7 @@ extern "C" cudaError_t spx__cuda_launch_bsr(const spx_cuda_bsr *A, spx_precision
         default: return cudaErrorInvalidValue;
         }
     }
-#define CALL(T, V) launch_bsr_t<T, V>(A, d)
-    SPX_DISPATCH_TV(d->dtype, d->vec, CALL)
+#define CALL(T, V) (d->vec > 1 ? launch_bsr_t<T, V>(A, d) : launch_bsr_t<T, 1>(A, d))
+    SPX_DISPATCH_T(d->dtype, CALL)
 #undef CALL
 }

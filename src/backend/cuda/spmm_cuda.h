@@ -56,8 +56,8 @@ typedef struct spx_cuda_dense_args {
     int64_t ldc;
     double alpha, beta;
     int vec;              /* elements per lane per load of B: a 16-byte vector when B and its rows
-                             start on 16 bytes, else 1 (the row kernels and merge path then spread
-                             a lane's columns over the tile) */
+                             start on 16 bytes, else 1 (the row kernels, and merge path above
+                             N = 32, then spread a lane's columns over the tile) */
     int c_vec;            /* C and its rows start on 16 bytes: rows may be stored as 16-byte vectors */
     cudaStream_t stream;
 } spx_cuda_dense_args;

@@ -294,14 +294,12 @@ extern "C" cudaError_t spx__cuda_launch_merge(const spx_cuda_csr *A, int64_t nwa
 {
     if (nwarps <= 0 || d->n <= 0)
         return cudaSuccess;
-#define CALL(T, V, S) launch_merge_t<T, V, S>(A, nwarps, items, group, start_row, start_nnz, carry_rows, carry_vals, d)
-#define CALL_ONE(T, V) CALL(T, V, false)
     /* N within a warp's lanes: a column per lane keeps every lane busy with
      * the fewest instructions (spread lanes took 1.3x longer on R-MAT and
      * arrow at N = 32, H100) */
-    if (d->n <= 32)
-        SPX_DISPATCH_TV(d->dtype, 1, CALL_ONE)
-    SPX_DISPATCH_TVS(d->dtype, d->vec, CALL)
-#undef CALL_ONE
+#define LAUNCH(T, V, S) launch_merge_t<T, V, S>(A, nwarps, items, group, start_row, start_nnz, carry_rows, carry_vals, d)
+#define CALL(T, V) (d->n <= 32 ? LAUNCH(T, 1, false) : d->vec > 1 ? LAUNCH(T, V, false) : LAUNCH(T, V, true))
+    SPX_DISPATCH_T(d->dtype, CALL)
 #undef CALL
+#undef LAUNCH
 }

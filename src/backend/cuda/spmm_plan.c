@@ -719,7 +719,7 @@ done:
 }
 
 /* Kernel per bin. Every bin shares one group of lanes sized to cover N (or
- * the column panel) with 16-byte loads; short rows get a team of just that
+ * the column panel), a 16-byte vector's worth of columns each; short rows get a team of just that
  * group, rows long enough to keep a warp busy get a warp-wide team whose
  * sub-groups split the entries, huge rows get several warps. Medium rows
  * keep a team of one group when they alone fill the GPU four times over
@@ -734,8 +734,7 @@ static void choose_bin_kernels(spx_ctx *ctx, cuda_plan *P)
 {
     int64_t resident_threads = 2048 * sm_count(ctx);
     int64_t vec = 16 / (int64_t)spx_dtype_size(P->dtype);
-    int gn = P->panel > 0 ? (int)(P->panel / vec > 32 ? 32 : (P->panel / vec > 0 ? P->panel / vec : 1))
-                          : spx__plan_group_for_n(P->n, P->dtype);
+    int gn = P->panel > 0 ? (int)(P->panel / vec) : spx__plan_group_for_n(P->n, P->dtype);
     bool small = P->alg == SPX_SPMM_AUTO && small_product(ctx, P);
     while (small && !P->panel && gn > 8 && fits_two_waves(ctx, P, gn / 2))
         gn /= 2;
@@ -861,8 +860,14 @@ spx_status spx__cuda_spmm_plan_create(spx_ctx *ctx, const spx_spmm_args *a, void
         /* Column panels only when asked: sized to keep B's slice in L2 (at the price of
          * reading A once a panel), they were 1.5-4x slower than none on uniform
          * products with B of 19-96 MB and N = 16-48 (H100, docs/PERFORMANCE.md) */
-        if (P->alg == SPX_SPMM_AUTO && opts.panel_cols > 0 && opts.panel_cols < P->n)
-            P->panel = opts.panel_cols;
+        if (P->alg == SPX_SPMM_AUTO && opts.panel_cols > 0 && opts.panel_cols < P->n) {
+            /* a tile's lanes: a power of two of 16-byte vectors, 1 to 32 */
+            const int64_t vec = 16 / (int64_t)spx_dtype_size(P->dtype);
+            int64_t lanes = 1;
+            while (lanes < 32 && 2 * lanes * vec <= opts.panel_cols)
+                lanes *= 2;
+            P->panel = lanes * vec;
+        }
         choose_bin_kernels(ctx, P);
         break;
     }
@@ -887,8 +892,8 @@ spx_status spx__cuda_spmm_plan_create(spx_ctx *ctx, const spx_spmm_args *a, void
                                                     : "algorithm forced for every row");
             if (P->panel > 0)
                 len += snprintf(txt + len, cap - (size_t)len,
-                                "  columns in panels of %lld (asked): each panel's slice of B is %.1f MB, and A is "
-                                "read %lld times\n",
+                                "  columns in panels of %lld (asked, as a power of two of 16-byte vectors): each "
+                                "panel's slice of B is %.1f MB, and A is read %lld times\n",
                                 (long long)P->panel, (double)(P->k * P->panel) * (double)spx_dtype_size(P->dtype) / 1e6,
                                 (long long)((P->n + P->panel - 1) / P->panel));
             else if (column_tiles(P, P->group) > 1)

@@ -214,8 +214,8 @@ extern "C" cudaError_t spx__cuda_launch_rows(const spx_cuda_csr *A, const int32_
         return cudaSuccess;
     if (nsegs > SPX_CUDA_MAX_SEGMENTS)
         return cudaErrorInvalidValue;
-#define CALL(T, V, S) launch_rows_t<T, V, S>(A, rows, segs, nsegs, group, d)
-    SPX_DISPATCH_TVS(d->dtype, d->vec, CALL)
+#define CALL(T, V) (d->vec > 1 ? launch_rows_t<T, V, false>(A, rows, segs, nsegs, group, d) : launch_rows_t<T, V, true>(A, rows, segs, nsegs, group, d))
+    SPX_DISPATCH_T(d->dtype, CALL)
 #undef CALL
 }
 
@@ -223,8 +223,8 @@ extern "C" cudaError_t spx__cuda_launch_sell(const spx_cuda_sell *A, int group, 
 {
     if (A->nslices <= 0 || d->n <= 0)
         return cudaSuccess;
-#define CALL(T, V, S) launch_sell_t<T, V, S>(A, group, d)
-    SPX_DISPATCH_TVS(d->dtype, d->vec, CALL)
+#define CALL(T, V) (d->vec > 1 ? launch_sell_t<T, V, false>(A, group, d) : launch_sell_t<T, V, true>(A, group, d))
+    SPX_DISPATCH_T(d->dtype, CALL)
 #undef CALL
 }
 
@@ -236,7 +236,7 @@ extern "C" cudaError_t spx__cuda_launch_block_rows(const spx_cuda_csr *A, const 
         return cudaSuccess;
     if (nrows > 0x7fffffff)
         return cudaErrorInvalidConfiguration;
-#define CALL(T, V, S) launch_block_rows_t<T, V, S>(A, rows, offset, nrows, warps, group, d)
-    SPX_DISPATCH_TVS(d->dtype, d->vec, CALL)
+#define CALL(T, V) (d->vec > 1 ? launch_block_rows_t<T, V, false>(A, rows, offset, nrows, warps, group, d) : launch_block_rows_t<T, V, true>(A, rows, offset, nrows, warps, group, d))
+    SPX_DISPATCH_T(d->dtype, CALL)
 #undef CALL
 }

@@ -196,9 +196,6 @@ extern "C" cudaError_t spx__cuda_narrow_i64(const int64_t *src, int32_t *dst, in
     return cudaGetLastError();
 }
 
-// A warp per row: each lane reads a 16-byte vector's elements one by one
-// (src rows may start anywhere) and writes them as one vector. About 2.2-2.7
-// TB/s on the H100 for rows of 602-1433 values (a plain copy: 2.6-3.0).
 extern "C" cudaError_t spx__cuda_transpose(spx_dtype dtype, const void *src, int64_t src_ld, void *dst,
                                            int64_t dst_ld, int64_t rows, int64_t cols,
                                            cudaStream_t stream)
