@@ -152,12 +152,14 @@ __device__ __forceinline__ void store_epilogue(T *p, int count, int step, const 
 struct lane_cols {
     int64_t first;
     int count, step;
+    bool full; // the whole tile lies below n: every lane has V columns (the same for all its lanes)
 };
 template <int V, bool SPREAD>
 __device__ __forceinline__ lane_cols lane_cols_of(int64_t tile, int G, int glane, int64_t n)
 {
     lane_cols c;
     c.step = SPREAD ? G : 1;
+    c.full = (tile + 1) * G * V <= n;
     c.first = tile * G * V + (SPREAD ? (int64_t)glane : (int64_t)glane * V);
     const int64_t left = n - c.first; // columns from the lane's first to n
     if (SPREAD) // 32-bit division: left is below V * G there
@@ -184,13 +186,14 @@ template <typename T, bool SPREAD> struct b_global {
     const T *bcol; // B + the lane's first column
     uint32_t ldb_bytes;
     int step;
+    bool full; // lane_cols.full
     static constexpr bool generic = false, spread = SPREAD;
     __device__ __forceinline__ const T *row(int c) const { return b_row(bcol, c, ldb_bytes); }
 };
 template <bool SPREAD, typename T>
-__device__ __forceinline__ b_global<T, SPREAD> b_in_global(const T *bcol, int64_t ldb, int step)
+__device__ __forceinline__ b_global<T, SPREAD> b_in_global(const T *B, int64_t ldb, const lane_cols &lc)
 {
-    return b_global<T, SPREAD>{bcol, (uint32_t)ldb * (uint32_t)sizeof(T), step};
+    return b_global<T, SPREAD>{B + lc.first, (uint32_t)ldb * (uint32_t)sizeof(T), lc.step, lc.full};
 }
 
 // acc += vj[u] * B(cj[u], lane's V columns) for the first nvalid of U entries
@@ -203,9 +206,11 @@ __device__ __forceinline__ void fma_rows(const Src &src, const int (&cj)[U], con
     typedef typename acc_of<T>::type A;
     A b[U][V];
     if constexpr (Src::spread) {
-        // (one predicated path for every count was 1.1-1.4x slower at N = 33
-        // and 65, though it kept N = 127's last lane from diverging; H100)
-        if (count == V) {
+        // the branch is the same for every lane of a tile (lane_cols.full):
+        // in a tile that N ends inside, lanes with all V columns and lanes
+        // with fewer take the predicated loads together, rather than one
+        // after the other
+        if (src.full) {
 #pragma unroll
             for (int u = 0; u < U; u++)
                 if (u < nvalid)

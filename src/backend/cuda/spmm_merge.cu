@@ -86,8 +86,7 @@ __device__ __forceinline__ void accumulate(const merge_params<T> &p, int64_t y0,
                 cj[u] = __shfl_sync(SPX_FULL_MASK, col, (j0 + u) & 31);
                 vj[u] = __shfl_sync(SPX_FULL_MASK, v, (j0 + u) & 31);
             }
-            fma_rows<T, V, U>(b_in_global<SPREAD>(p.d.B + lc.first, p.d.ldb, lc.step), cj, vj, cnt - j0, lc.count,
-                              acc);
+            fma_rows<T, V, U>(b_in_global<SPREAD>(p.d.B, p.d.ldb, lc), cj, vj, cnt - j0, lc.count, acc);
         }
     }
 }

@@ -72,7 +72,7 @@ __global__ void __launch_bounds__(256, sizeof(T) == 4 ? 4 : 1) rows_kernel(const
         for (int t = 0; t < V; t++)
             acc[t] = A(0);
         team_accumulate<T, V, true>(p.colidx, p.vals, start, len, stride, team, G,
-                                    b_in_global<SPREAD>(p.d.B + lc.first, p.d.ldb, lc.step), lc.count, acc);
+                                    b_in_global<SPREAD>(p.d.B, p.d.ldb, lc), lc.count, acc);
         if (row >= 0 && lc.count > 0 && tl < G)
             store_epilogue<T, V>(p.d.C + row * p.d.ldc + lc.first, lc.count, lc.step, acc, p.d.alpha, p.d.beta,
                                  p.d.c_vec);
@@ -104,7 +104,7 @@ __global__ void __launch_bounds__(512) block_rows_kernel(const rows_params<T> p)
         for (int64_t c = warp; c < nchunks; c += nwarps) {
             const int64_t b = c * 32, l = len - b < 32 ? len - b : 32;
             team_accumulate<T, V, false>(p.colidx, p.vals, start + b, l, 1, 32, G,
-                                         b_in_global<SPREAD>(p.d.B + lc.first, p.d.ldb, lc.step), lc.count, acc);
+                                         b_in_global<SPREAD>(p.d.B, p.d.ldb, lc), lc.count, acc);
         }
         for (int o = G; o < 32; o <<= 1) // the warp's sub-groups, then the warps below
 #pragma unroll
