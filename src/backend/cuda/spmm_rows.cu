@@ -6,10 +6,9 @@
 // run). Without 16-byte vectors (B's rows misaligned) a lane's V columns are
 // spread G apart (SPREAD, lane_cols). The team loads `team` (column, value)
 // pairs at once, coalesced, and broadcasts them with shuffles. One launch
-// covers every row bin: each block
-// finds its segment (bin) from the block index. BLOCK_ROW puts several such
-// warps on one row and adds them through shared memory; SELL uses the same
-// loop over SELL-C-sigma slices.
+// covers every row bin: each block finds its segment (bin) from the block
+// index. BLOCK_ROW puts several such warps on one row and adds them through
+// shared memory; SELL uses the same loop over SELL-C-sigma slices.
 #include "backend/cuda/row_team.cuh"
 
 extern "C" {
