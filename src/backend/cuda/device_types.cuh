@@ -152,7 +152,7 @@ __device__ __forceinline__ void store_epilogue(T *p, int count, int step, const 
 struct lane_cols {
     int64_t first;
     int count, step;
-    bool full; // the whole tile lies below n: every lane has V columns (the same for all its lanes)
+    bool full; // the whole tile lies below n: every lane has V columns (the same for every lane)
 };
 template <int V, bool SPREAD>
 __device__ __forceinline__ lane_cols lane_cols_of(int64_t tile, int G, int glane, int64_t n)

@@ -718,14 +718,14 @@ done:
     return s;
 }
 
-/* Kernel per bin. Every bin shares one group of lanes sized to cover N (or
- * the column panel), a 16-byte vector's worth of columns each; short rows get a team of just that
- * group, rows long enough to keep a warp busy get a warp-wide team whose
- * sub-groups split the entries, huge rows get several warps. Medium rows
- * keep a team of one group when they alone fill the GPU four times over
- * (measured on an H200 at N = 32: 1M rows of 128 entries 2.93 ms with a
- * group per row, 3.86 ms split over a warp); fewer of them are split, so
- * that the longest does not hold up the product. A small product
+/* Kernel per bin. Every bin shares one group of lanes sized to cover N (or the
+ * column panel), a 16-byte vector's worth of columns each; short rows get a
+ * team of just that group, rows long enough to keep a warp busy get a
+ * warp-wide team whose sub-groups split the entries, huge rows get several
+ * warps. Medium rows keep a team of one group when they alone fill the GPU
+ * four times over (measured on an H200 at N = 32: 1M rows of 128 entries 2.93
+ * ms with a group per row, 3.86 ms split over a warp); fewer of them are
+ * split, so that the longest does not hold up the product. A small product
  * (small_product) splits its small rows too (splitting them in larger ones,
  * ca-CondMat and p2p-Gnutella31 at N = 32, cost 20 %), and gets narrower
  * column tiles, down to 8 lanes, while its warps still fit two waves: more
@@ -857,9 +857,10 @@ spx_status spx__cuda_spmm_plan_create(spx_ctx *ctx, const spx_spmm_args *a, void
             s = prepare_merge(ctx, P);
             break;
         }
-        /* Column panels only when asked: sized to keep B's slice in L2 (at the price of
-         * reading A once a panel), they were 1.5-4x slower than none on uniform
-         * products with B of 19-96 MB and N = 16-48 (H100, docs/PERFORMANCE.md) */
+        /* Column panels only when asked: sized to keep B's slice in L2 (at the
+         * price of reading A once a panel), they were 1.5-4x slower than none
+         * on uniform products with B of 19-96 MB and N = 16-48 (H100,
+         * docs/PERFORMANCE.md) */
         if (P->alg == SPX_SPMM_AUTO && opts.panel_cols > 0 && opts.panel_cols < P->n) {
             /* a tile's lanes: a power of two of 16-byte vectors, 1 to 32 */
             const int64_t vec = 16 / (int64_t)spx_dtype_size(P->dtype);
