@@ -234,8 +234,22 @@ static inline double unit_roundoff(spx_dtype t)
     }
 }
 
-/* ||x - y||_F / ||M||_F; INFINITY if any value is not finite. */
-static inline double scaled_err(const double *x, const double *y, const double *M, size_t len)
+/* Spacing of t's subnormals: the absolute error of rounding a value that
+ * small, whatever its relative error. */
+static inline double subnormal_spacing(spx_dtype t)
+{
+    switch (t) {
+    case SPX_F64: return 0x1p-1074;
+    case SPX_F16: return 0x1p-24;
+    case SPX_BF16: return 0x1p-133;
+    default: return 0x1p-149;
+    }
+}
+
+/* ||x - y||_F / ||M||_F, less eta per element (outputs rounded into the
+ * subnormal range: eta = subnormal_spacing of the output type); INFINITY if
+ * any value is not finite. */
+static inline double scaled_err(const double *x, const double *y, const double *M, size_t len, double eta)
 {
     double num = 0, den = 0;
     for (size_t q = 0; q < len; q++) {
@@ -244,7 +258,8 @@ static inline double scaled_err(const double *x, const double *y, const double *
         num += (x[q] - y[q]) * (x[q] - y[q]);
         den += M[q] * M[q];
     }
-    return den > 0 ? sqrt(num / den) : (num > 0 ? INFINITY : 0);
+    const double over = sqrt(num) - eta * sqrt((double)len);
+    return over <= 0 ? 0 : den > 0 ? over / sqrt(den) : INFINITY;
 }
 
 typedef struct {
@@ -323,12 +338,12 @@ static inline void check_case(const spx_matrix *A, spx_dtype ddt, const spmm_cas
         }
     double ua = ddt == SPX_F64 ? 0x1p-53 : 0x1p-24, uo = unit_roundoff(ddt);
     double tol = 2 * (double)(L + 3) * ua + 2 * uo;
-    double err = scaled_err(cc, cr, M, mn);
+    double err = scaled_err(cc, cr, M, mn, subnormal_spacing(ddt));
     CHECK(err <= tol, "cpu vs ref: error %.3g > bound %.3g (L=%lld): %s", err, tol, (long long)L,
           what);
     if (cs->exact) {
         double tol_ref = 2 * (double)(L + 3) * 0x1p-53 + 2 * uo;
-        double e = scaled_err(cr, X, M, mn);
+        double e = scaled_err(cr, X, M, mn, subnormal_spacing(ddt));
         CHECK(e <= tol_ref, "ref vs dense: error %.3g > bound %.3g: %s", e, tol_ref, what);
     }
     free(M);
