@@ -224,30 +224,21 @@ static inline bool padding_intact(const tdense *t, const tdense *orig)
 
 /* ---- the checks ---- */
 
-static inline double unit_roundoff(spx_dtype t)
+/* Rounding to t: unit roundoff *u, and *eta the spacing of t's subnormals
+ * (the absolute error of rounding a value that small, whatever its relative
+ * error). */
+static inline void rounding_of(spx_dtype t, double *u, double *eta)
 {
     switch (t) {
-    case SPX_F64: return 0x1p-53;
-    case SPX_F16: return 0x1p-11;
-    case SPX_BF16: return 0x1p-8;
-    default: return 0x1p-24;
-    }
-}
-
-/* Spacing of t's subnormals: the absolute error of rounding a value that
- * small, whatever its relative error. */
-static inline double subnormal_spacing(spx_dtype t)
-{
-    switch (t) {
-    case SPX_F64: return 0x1p-1074;
-    case SPX_F16: return 0x1p-24;
-    case SPX_BF16: return 0x1p-133;
-    default: return 0x1p-149;
+    case SPX_F64: *u = 0x1p-53, *eta = 0x1p-1074; break;
+    case SPX_F16: *u = 0x1p-11, *eta = 0x1p-24; break;
+    case SPX_BF16: *u = 0x1p-8, *eta = 0x1p-133; break;
+    default: *u = 0x1p-24, *eta = 0x1p-149;
     }
 }
 
 /* ||x - y||_F / ||M||_F, less eta per element (outputs rounded into the
- * subnormal range: eta = subnormal_spacing of the output type); INFINITY if
+ * subnormal range: eta of rounding_of the output type); INFINITY if
  * any value is not finite. */
 static inline double scaled_err(const double *x, const double *y, const double *M, size_t len, double eta)
 {
@@ -336,14 +327,15 @@ static inline void check_case(const spx_matrix *A, spx_dtype ddt, const spmm_cas
             cr[q] = dget(&Cr, i, c);
             cc[q] = dget(&Cc, i, c);
         }
-    double ua = ddt == SPX_F64 ? 0x1p-53 : 0x1p-24, uo = unit_roundoff(ddt);
+    double ua = ddt == SPX_F64 ? 0x1p-53 : 0x1p-24, uo, eta;
+    rounding_of(ddt, &uo, &eta);
     double tol = 2 * (double)(L + 3) * ua + 2 * uo;
-    double err = scaled_err(cc, cr, M, mn, subnormal_spacing(ddt));
+    double err = scaled_err(cc, cr, M, mn, eta);
     CHECK(err <= tol, "cpu vs ref: error %.3g > bound %.3g (L=%lld): %s", err, tol, (long long)L,
           what);
     if (cs->exact) {
         double tol_ref = 2 * (double)(L + 3) * 0x1p-53 + 2 * uo;
-        double e = scaled_err(cr, X, M, mn, subnormal_spacing(ddt));
+        double e = scaled_err(cr, X, M, mn, eta);
         CHECK(e <= tol_ref, "ref vs dense: error %.3g > bound %.3g: %s", e, tol_ref, what);
     }
     free(M);
