@@ -205,6 +205,8 @@ extern "C" cudaError_t spx__cuda_launch_bsr(const spx_cuda_bsr *A, spx_precision
 {
     if (A->brows <= 0 || d->n <= 0)
         return cudaSuccess;
+    if (d->vec <= 1) /* B is the finite copy (run_on_finite_b): rows on 16 bytes */
+        return cudaErrorInvalidValue;
     if (prec != SPX_PRECISION_EXACT) {
         if (!spx__cuda_bsr_tc_supported(A, d->dtype, prec))
             return cudaErrorInvalidValue;
@@ -219,7 +221,7 @@ extern "C" cudaError_t spx__cuda_launch_bsr(const spx_cuda_bsr *A, spx_precision
         default: return cudaErrorInvalidValue;
         }
     }
-#define CALL(T, V) (d->vec > 1 ? launch_bsr_t<T, V>(A, d) : launch_bsr_t<T, 1>(A, d))
+#define CALL(T, V) launch_bsr_t<T, V>(A, d)
     SPX_DISPATCH_T(d->dtype, CALL)
 #undef CALL
 }

@@ -134,7 +134,7 @@ cudaError_t spx__cuda_launch_outer(const spx_cuda_csr *At, int group, const spx_
 
 /* BSR: CUDA cores (precision exact) or tensor cores (16 x bc blocks; tf32,
  * bf16 or f16 operands for f32 data as asked, the data's own type for 16-bit
- * data). */
+ * data). B's rows must start on 16 bytes (d->vec > 1). */
 cudaError_t spx__cuda_launch_bsr(const spx_cuda_bsr *A, spx_precision prec,
                                  const spx_cuda_dense_args *d);
 int spx__cuda_bsr_tc_supported(const spx_cuda_bsr *A, spx_dtype dtype, spx_precision prec);
