@@ -401,6 +401,29 @@ static void hard_shapes(void)
                 tile_width_cases(&t, types_all[d], SPX_SPMM_TILED, 32);
             tmat_free(&t);
         }
+    /* TILED with rows cut into 2, 4 and 8 pieces (rows over twice the
+     * average; the longest is full) beside rows of 10-30 entries, with k in
+     * one chunk (600, narrowest tile) and in several (1500; 200 rows leave
+     * the last block of 64 room for the pieces), in every float type */
+    static const int64_t piece_k[] = {600, 1500};
+    int64_t piece_lens[200];
+    for (size_t kk = 0; kk < 2; kk++) {
+        for (int64_t i = 0; i < 200; i++)
+            piece_lens[i] = 10 + (int64_t)spx__rand_below(&g_rng, 21);
+        for (int64_t i = 0; i < 11; i++) /* spread out: pieces land in several blocks and warps */
+            piece_lens[18 * i + 3] = i < 5 ? 70 : i < 8 ? 150 : i < 10 ? 400 : piece_k[kk];
+        for (size_t d = 0; d < 4; d++) {
+            char name[64];
+            snprintf(name, sizeof name, "tiled pieces 200x%lld %s", (long long)piece_k[kk],
+                     spx_dtype_name(types_all[d]));
+            if (tmat_make(&t,
+                          astype(build_csr(200, piece_k[kk], piece_lens, SPX_INDEX_I32), types_all[d],
+                                 SPX_INDEX_DEFAULT),
+                          SPX_CSR, NULL, name))
+                tile_width_cases(&t, types_all[d], SPX_SPMM_TILED, 32);
+            tmat_free(&t);
+        }
+    }
     /* BAND on a 3D Laplacian 40^3 (32^3 quick): the +-1 and +-40 diagonals in
      * the ring, +-1600 from global memory, strips of several steps (the ring
      * wraps), at each column tile width (the widest keeps only the diagonal

@@ -82,18 +82,27 @@ cudaError_t spx__cuda_launch_block_rows(const spx_cuda_csr *A, const int32_t *ro
 /* Every row of a SELL matrix, group lanes per row. */
 cudaError_t spx__cuda_launch_sell(const spx_cuda_sell *A, int group, const spx_cuda_dense_args *d);
 
-/* TILED: each block owns `rows` rows (a multiple of SPX_CUDA_TILED_ROW_QUANTUM,
- * taken in the order `order` lists them, or 0, 1, ... when it is NULL) and
- * `cols` columns (8, 16 or 32 16-byte vectors) and holds kc rows of B's column
- * tile in shared memory at a time (kc >= k: all of k, in one chunk); any k. */
+/* TILED: each block owns `rows` slots (a multiple of SPX_CUDA_TILED_ROW_QUANTUM)
+ * and `cols` columns (8, 16 or 32 16-byte vectors) and holds kc rows of B's
+ * column tile in shared memory at a time (kc >= k: all of k, in one chunk);
+ * any k. A slot is a row's entries [range[2i], range[2i + 1]) or nothing (row
+ * -1); every row has one slot, or 2, 4 or 8 adjacent ones starting at a
+ * multiple of their count (pieces, added in the kernel), all among the
+ * 32 / lanes-per-team slots of one warp (4 lanes for tiles of 8 vectors, else
+ * 8). count: blocks x rows. */
 #define SPX_CUDA_TILED_ROW_QUANTUM 64
 typedef struct spx_cuda_tiled_shape {
     int64_t cols, rows, kc;
 } spx_cuda_tiled_shape;
+typedef struct spx_cuda_tiled_slots {
+    const int32_t *row;
+    const int64_t *range; /* 16-byte aligned */
+    int64_t count;
+} spx_cuda_tiled_slots;
 /* Dynamic shared memory a TILED block of this shape takes for k rows of B. */
 size_t spx__cuda_tiled_smem(const spx_cuda_tiled_shape *s, int64_t k, spx_dtype dtype);
-cudaError_t spx__cuda_launch_tiled(const spx_cuda_csr *A, const int32_t *order, const spx_cuda_tiled_shape *s,
-                                   const spx_cuda_dense_args *d);
+cudaError_t spx__cuda_launch_tiled(const spx_cuda_csr *A, const spx_cuda_tiled_slots *slots,
+                                   const spx_cuda_tiled_shape *s, const spx_cuda_dense_args *d);
 
 /* BAND: a block walks a strip of `strip` consecutive rows, `rows` at a time,
  * for one column tile of `group` 16-byte vectors (group lanes per row); B's
@@ -208,11 +217,6 @@ cudaError_t spx__cuda_sort_rows_by_bin(const unsigned char *bin, int64_t m, int 
  * the largest such distance, and the last value the longest row's length. */
 #define SPX_CUDA_DIAGONAL_BUCKETS 32
 cudaError_t spx__cuda_diagonal_profile(const spx_cuda_csr *A, unsigned long long *stats, cudaStream_t stream);
-/* key[i] = 255 - len(i) * 255 / max_len (max_len: the longest row's length), so
- * that sorting rows by it puts the longest first and rows of about equal length
- * side by side. */
-cudaError_t spx__cuda_row_length_keys(const spx_cuda_csr *A, int64_t max_len, unsigned char *key,
-                                      cudaStream_t stream);
 /* Convert index arrays on the device. */
 cudaError_t spx__cuda_widen_i32(const int32_t *src, int64_t *dst, int64_t n, cudaStream_t stream);
 cudaError_t spx__cuda_narrow_i64(const int64_t *src, int32_t *dst, int64_t n, cudaStream_t stream);

@@ -114,8 +114,10 @@ static spx_status run_kernels(spx_ctx *ctx, const cuda_plan *P, spx_cuda_dense_a
         spx__cuda_free(ctx, vals);
         return s;
     }
-    case SPX_SPMM_TILED:
-        return spx__cuda_check(ctx, spx__cuda_launch_tiled(&P->csr, P->rows_sorted, &P->tiled, d), "tiled kernel");
+    case SPX_SPMM_TILED: {
+        const spx_cuda_tiled_slots slots = {P->tiled_row, P->tiled_range, P->tiled_slots};
+        return spx__cuda_check(ctx, spx__cuda_launch_tiled(&P->csr, &slots, &P->tiled, d), "tiled kernel");
+    }
     case SPX_SPMM_BAND:
         return spx__cuda_check(ctx, spx__cuda_launch_band(&P->csr, &P->band, d), "band kernel");
     case SPX_SPMM_BLOCK_ROW:

@@ -305,26 +305,6 @@ done:
     return s;
 }
 
-/* TILED's row order: the longest rows first, rows of about equal length
- * side by side. A warp's teams run their loops to the longest of their rows,
- * so rows of equal length waste no steps; long rows first keep the last
- * blocks short. */
-static spx_status order_rows_by_length(spx_ctx *ctx, cuda_plan *P, const int64_t bounds[4])
-{
-    unsigned char *key = NULL;
-    unsigned long long host_counts[2 * NBINS + 1];
-    spx_status s;
-    if (P->m < 2)
-        return SPX_OK;
-    if (!(s = spx__cuda_alloc(ctx, (void **)&key, (size_t)P->m, "row order")) &&
-        !(s = row_bins(ctx, P, bounds, key, host_counts)) && P->max_row > 0 &&
-        !(s = spx__cuda_check(ctx, spx__cuda_row_length_keys(&P->csr, P->max_row, key, spx__cuda(ctx)->stream),
-                              "row length keys")))
-        s = sort_rows(ctx, P, key, 8);
-    spx__cuda_free(ctx, key);
-    return s;
-}
-
 /* TILED's shared memory per block: half an SM's (two blocks per SM; the
  * hardware keeps 1 KB a block), within the per-block limit. */
 static int64_t tiled_smem_budget(spx_ctx *ctx)
@@ -336,14 +316,83 @@ static int64_t tiled_smem_budget(spx_ctx *ctx)
     return budget < 48 * 1024 ? 48 * 1024 : budget;
 }
 
-/* TILED's block shape. Columns: 8 16-byte vectors (forced: the caller's
- * panel width, 8, 16 or 32 vectors). Rows: enough that each
+/* A row's slots in TILED: `count` pieces of about `piece` entries each. */
+typedef struct tiled_unit {
+    int64_t piece;
+    int32_t row, count;
+} tiled_unit;
+
+/* More pieces first (so that every row's pieces start at a multiple of their
+ * count), then longer pieces first, then by row. */
+static int tiled_unit_order(const void *a, const void *b)
+{
+    const tiled_unit *x = a, *y = b;
+    if (x->count != y->count)
+        return x->count > y->count ? -1 : 1;
+    if (x->piece != y->piece)
+        return x->piece > y->piece ? -1 : 1;
+    return (x->row > y->row) - (x->row < y->row);
+}
+
+/* TILED's slots (spx_cuda_tiled_slots), given the block shape. A team takes
+ * its slot's entries one after another, and a warp's teams run to the
+ * longest of theirs, so: a row longer than twice the average (and than one
+ * batch of TILED_PIECE_MIN entries) is cut into 2, 4 or 8 pieces (at most the
+ * warp's `teams`), and slots are listed longest first, a warp's teams side by
+ * side. With all of k in one chunk, warps' worth of slots are then dealt to
+ * the blocks in turn, forwards then backwards, so that the blocks get about
+ * the same entries; with chunks, a block's warps meet at a barrier after each
+ * chunk, so its slots stay alike (the list cut in order: longest blocks
+ * first). (With whole rows longest first, the 2048 x 512 DLMC layer at 90 %
+ * sparsity, whose longest row holds 312 entries against an average of 51,
+ * kept the GPU 2.6 times as long as it was busy: ncu, N = 256. Dealt with
+ * chunks, the 512 x 4608 layers lost 1.4x at N = 1024.) */
+static spx_status build_tiled_slots(spx_ctx *ctx, cuda_plan *P, const int64_t *rowptr, tiled_unit *units,
+                                    int64_t nunits, int teams)
+{
+    spx_cuda_tiled_shape *t = &P->tiled;
+    const int64_t per_block = t->rows / teams, warps_needed = (P->tiled_slots + teams - 1) / teams;
+    const int64_t blocks = warps_needed > 0 ? (warps_needed + per_block - 1) / per_block : 1;
+    const int64_t count = blocks * t->rows;
+    int32_t *row = spx__malloc((size_t)count * sizeof *row);
+    int64_t *range = spx__calloc((size_t)count, 2 * sizeof *range);
+    spx_status s = SPX_OK;
+    if (!row || !range) {
+        s = spx__fail(ctx, SPX_ERR_OUT_OF_MEMORY, "out of host memory (tiled slots)");
+        goto done;
+    }
+    for (int64_t i = 0; i < count; i++)
+        row[i] = -1;
+    const bool deal = t->kc >= P->k;
+    int64_t j = 0; /* slot in the sorted list */
+    for (int64_t u = 0; u < nunits; u++) {
+        const int64_t r = units[u].row, first = rowptr[r], len = rowptr[r + 1] - first;
+        for (int q = 0; q < units[u].count; q++, j++) {
+            const int64_t w = j / teams, round = w / blocks, b = round % 2 ? blocks - 1 - w % blocks : w % blocks;
+            const int64_t slot = deal ? b * t->rows + round * teams + j % teams : j;
+            row[slot] = (int32_t)r;
+            range[2 * slot] = first + len * q / units[u].count;
+            range[2 * slot + 1] = first + len * (q + 1) / units[u].count;
+        }
+    }
+    P->tiled_slots = count;
+    if (!(s = spx__plan_upload(ctx, P, (void **)&P->tiled_row, row, (size_t)count * sizeof *row, "tiled slots")))
+        s = spx__plan_upload(ctx, P, (void **)&P->tiled_range, range, (size_t)count * 2 * sizeof *range,
+                             "tiled slots");
+done:
+    spx__free(row);
+    spx__free(range);
+    return s;
+}
+
+/* TILED's block shape and slots. Columns: 8 16-byte vectors (forced: the
+ * caller's panel width, 8, 16 or 32 vectors). Rows (slots): enough that each
  * element of the B tile a block copies is used about 8 times (rows x density
- * >= 8), from 32 to 512, halved while the grid would not fill the GPU once at
+ * >= 8), from 64 to 512, halved while the grid would not fill the GPU once at
  * two blocks per SM. k: all of it when the tile's k rows fit in half an SM's
  * shared memory (two blocks per SM), else chunks that fill that half beside
- * the rows' partial sums (fewer rows if the chunks would be short). */
-static spx_status choose_tiled_shape(spx_ctx *ctx, cuda_plan *P, int64_t forced, char *why, size_t whylen)
+ * the slots' partial sums (fewer slots if the chunks would be short). */
+static spx_status prepare_tiled(spx_ctx *ctx, cuda_plan *P, int64_t forced, char *why, size_t whylen)
 {
     spx_cuda_tiled_shape *t = &P->tiled;
     int64_t es = (int64_t)spx_dtype_size(P->dtype), acc = P->dtype == SPX_F64 ? 8 : 4, base = 8 * (16 / es);
@@ -356,14 +405,28 @@ static spx_status choose_tiled_shape(spx_ctx *ctx, cuda_plan *P, int64_t forced,
                              spx_dtype_name(P->dtype), (long long)forced);
         t->cols = forced;
     }
+    const int teams = t->cols == base ? 8 : 4; /* a warp's teams: 4 lanes each for 8 vectors, else 8 */
+
+    /* the rows' lengths */
+    const int64_t m = P->m;
+    int64_t *rowptr = spx__malloc((size_t)(m + 1) * sizeof *rowptr);
+    tiled_unit *units = spx__malloc((size_t)(m > 0 ? m : 1) * sizeof *units);
+    spx_status s = SPX_OK;
+    if (!rowptr || !units) {
+        s = spx__fail(ctx, SPX_ERR_OUT_OF_MEMORY, "out of host memory (tiled slots)");
+        goto done;
+    }
+    if (m > 0 && ((s = spx__cuda_download(ctx, rowptr, P->csr.rowptr, (size_t)(m + 1) * sizeof *rowptr)) ||
+                  (s = spx__cuda_sync(ctx))))
+        goto done;
     int64_t budget = tiled_smem_budget(ctx);
     double density = P->m && P->k ? (double)P->csr.nnz / ((double)P->m * (double)P->k) : 1.0;
     const int64_t q = SPX_CUDA_TILED_ROW_QUANTUM;
-    int64_t tiles = (P->n + t->cols - 1) / t->cols, mq = (P->m + q - 1) / q * q;
+    int64_t tiles = (P->n + t->cols - 1) / t->cols, mq = (m + q - 1) / q * q;
     t->rows = q;
     while (t->rows < 512 && t->rows < mq && (double)t->rows * density < 8.0)
         t->rows *= 2;
-    while (t->rows > q && (P->m + t->rows - 1) / t->rows * tiles < 2 * sm_count(ctx))
+    while (t->rows > q && (m + t->rows - 1) / t->rows * tiles < 2 * sm_count(ctx))
         t->rows /= 2;
     int64_t row_bytes = t->cols * es;
     if ((P->k + 1) * row_bytes <= budget) { /* k rows and a row of zeros */
@@ -378,42 +441,77 @@ static spx_status choose_tiled_shape(spx_ctx *ctx, cuda_plan *P, int64_t forced,
         if (t->kc < 1)
             t->kc = 1;
     }
+    /* rows cut into pieces; with chunks of k, only while the pieces fit the
+     * last block's spare slots: a further block would copy every chunk of B's
+     * tile again (1.25-1.5x the copies on the 128- to 512-row DLMC layers) */
+    const int64_t average = m > 0 ? (P->csr.nnz + m - 1) / m : 0;
+    int64_t cap = 2 * average > TILED_PIECE_MIN ? 2 * average : TILED_PIECE_MIN, cut = 0;
+    for (int pass = 0; pass < 2; pass++) {
+        P->tiled_slots = cut = 0;
+        for (int64_t i = 0; i < m; i++) {
+            const int64_t len = rowptr[i + 1] - rowptr[i];
+            int count = 1;
+            while (count < teams && len > count * cap)
+                count *= 2;
+            units[i] = (tiled_unit){(len + count - 1) / count, (int32_t)i, count};
+            P->tiled_slots += count;
+            cut += count > 1;
+        }
+        if (t->kc >= P->k || (P->tiled_slots + t->rows - 1) / t->rows <= (m + t->rows - 1) / t->rows)
+            break;
+        cap = INT64_MAX;
+    }
+    qsort(units, (size_t)m, sizeof *units, tiled_unit_order);
     size_t smem = spx__cuda_tiled_smem(t, P->k, P->dtype);
-    if ((int64_t)smem > spx__cuda(ctx)->info.smem_per_block_optin)
-        return spx__fail(ctx, SPX_ERR_UNSUPPORTED,
-                         "tiled: a tile of %lld columns of %s needs %zu bytes of shared memory a block, the device "
-                         "allows %lld; force a narrower panel",
-                         (long long)t->cols, spx_dtype_name(P->dtype), smem,
-                         (long long)spx__cuda(ctx)->info.smem_per_block_optin);
+    if ((int64_t)smem > spx__cuda(ctx)->info.smem_per_block_optin) {
+        s = spx__fail(ctx, SPX_ERR_UNSUPPORTED,
+                      "tiled: a tile of %lld columns of %s needs %zu bytes of shared memory a block, the device "
+                      "allows %lld; force a narrower panel",
+                      (long long)t->cols, spx_dtype_name(P->dtype), smem,
+                      (long long)spx__cuda(ctx)->info.smem_per_block_optin);
+        goto done;
+    }
+    if ((s = build_tiled_slots(ctx, P, rowptr, units, m, teams)))
+        goto done;
+    int len = snprintf(why, whylen, "blocks of %lld rows x %lld columns hold ", (long long)t->rows,
+                       (long long)t->cols);
     if (t->kc >= P->k)
-        snprintf(why, whylen, "blocks of %lld rows x %lld columns hold all of B's column tile in shared memory",
-                 (long long)t->rows, (long long)t->cols);
+        len += snprintf(why + len, whylen - (size_t)len, "all of B's column tile in shared memory");
     else
-        snprintf(why, whylen,
-                 "blocks of %lld rows x %lld columns hold B's column tile in shared memory, %lld rows of k at a time",
-                 (long long)t->rows, (long long)t->cols, (long long)t->kc);
-    return SPX_OK;
+        len += snprintf(why + len, whylen - (size_t)len, "B's column tile in shared memory, %lld rows of k at a time",
+                        (long long)t->kc);
+    if (cut && len < (int)whylen)
+        snprintf(why + len, whylen - (size_t)len, "; %lld rows of over %lld entries cut into up to %d pieces",
+                 (long long)cut, (long long)cap, teams);
+done:
+    spx__free(rowptr);
+    spx__free(units);
+    return s;
 }
 
-/* AUTO takes TILED on f32 data when N >= TILED_MIN_N (the column tiles then
- * give enough blocks of many rows to fill the GPU) and A holds at least
+/* AUTO takes TILED on f32 data when N >= TILED_MIN_N, A holds at least
  * TILED_MIN_DENSITY of its cells (each block's copy of B's tile is then used
  * several times over), with all of k in one shared-memory chunk or at least
  * TILED_CHUNKED_MIN_DENSITY of the cells (every further chunk costs a refill
- * that the block waits on and a pass over each row). Denser matrices take the
- * dense path first. Measured on an H100 over the DLMC layers at N = 256, 1024
- * and 4096 (docs/PERFORMANCE.md): TILED was ahead of merge path on most
- * layers at N >= 1024 within those bounds and behind on most others. */
+ * that the block waits on and a pass over each row), and the grid, at the
+ * fewest rows a block, gives at least every other SM a block (else too few
+ * SMs share the work). Denser matrices take the dense path first. Measured on
+ * an H100 over the DLMC layers at N = 256, 1024 and 4096 (docs/PERFORMANCE.md):
+ * within those bounds TILED was ahead of merge path on most layers, behind on
+ * most others (at N = 256 the 512-row layers give 64 blocks). */
 static bool tiled_pays(spx_ctx *ctx, const cuda_plan *P, char *why, size_t whylen)
 {
     if (P->dtype != SPX_F32 || P->n < TILED_MIN_N || P->m <= 0 || P->k <= 0)
         return false;
     double density = (double)P->csr.nnz / ((double)P->m * (double)P->k);
     bool one_chunk = (P->k + 1) * 8 * 16 <= tiled_smem_budget(ctx); /* tiles of 8 16-byte vectors */
-    if (density < TILED_MIN_DENSITY || (!one_chunk && density < TILED_CHUNKED_MIN_DENSITY))
+    const int64_t q = SPX_CUDA_TILED_ROW_QUANTUM, blocks = (P->m + q - 1) / q * ((P->n + 31) / 32);
+    if (density < TILED_MIN_DENSITY || (!one_chunk && density < TILED_CHUNKED_MIN_DENSITY) ||
+        2 * blocks < sm_count(ctx))
         return false;
-    snprintf(why, whylen, "chosen because A holds %.1f%% of its cells and N >= %d: %s", 100.0 * density,
-             TILED_MIN_N, one_chunk ? "all of k fits in shared memory" : "dense enough for chunks of k");
+    snprintf(why, whylen, "chosen because A holds %.1f%% of its cells, N >= %d and %lld blocks fill the GPU: %s",
+             100.0 * density, TILED_MIN_N, (long long)blocks,
+             one_chunk ? "all of k fits in shared memory" : "dense enough for chunks of k");
     return true;
 }
 
@@ -813,9 +911,8 @@ spx_status spx__cuda_spmm_plan_create(spx_ctx *ctx, const spx_spmm_args *a, void
             s = prepare_merge(ctx, P);
         break;
     case SPX_SPMM_TILED:
-        if (!(s = prepare_csr(ctx, P, A, &P->csr)) &&
-            !(s = choose_tiled_shape(ctx, P, opts.panel_cols, why, sizeof why)))
-            s = order_rows_by_length(ctx, P, bounds);
+        if (!(s = prepare_csr(ctx, P, A, &P->csr)))
+            s = prepare_tiled(ctx, P, opts.panel_cols, why, sizeof why);
         break;
     case SPX_SPMM_DENSE:
         if (!(s = prepare_csr(ctx, P, A, &P->csr)))
@@ -839,8 +936,7 @@ spx_status spx__cuda_spmm_plan_create(spx_ctx *ctx, const spx_spmm_args *a, void
         }
         if (P->alg == SPX_SPMM_AUTO && tiled_pays(ctx, P, reason, sizeof reason)) {
             P->alg = SPX_SPMM_TILED;
-            if (!(s = choose_tiled_shape(ctx, P, 0, why, sizeof why)) &&
-                !(s = order_rows_by_length(ctx, P, bounds)))
+            if (!(s = prepare_tiled(ctx, P, 0, why, sizeof why)))
                 snprintf(why + strlen(why), sizeof why - strlen(why), "; %s", reason);
             break;
         }

@@ -28,9 +28,11 @@
 #define DENSE_MIN_N 256
 #define DENSE_MIN_WORK 2.5e7 /* nnz x N */
 /* TILED in AUTO (tiled_pays in spmm_plan.c): the least N and shares of A's cells */
-#define TILED_MIN_N 1024
+#define TILED_MIN_N 256
 #define TILED_MIN_DENSITY 0.03
 #define TILED_CHUNKED_MIN_DENSITY 0.15
+/* TILED: the least piece a long row is cut into (a team's batch of entries) */
+#define TILED_PIECE_MIN 32
 /* BAND in AUTO (band_pays in spmm_plan.c): its bytes through L2 at most this
  * share of the row kernels', and B's window at most this share of k */
 #define BAND_MAX_TRAFFIC_SHARE 0.6
@@ -56,11 +58,13 @@ typedef struct cuda_plan {
     spx_cuda_bsr bsr;
     spx_cuda_gather gather;
     spx_cuda_densified dense;
-    int32_t *rows_sorted; /* rows grouped by bin (TILED: by length); NULL: 0, 1, ... */
+    int32_t *rows_sorted; /* rows grouped by bin; NULL: 0, 1, ... */
     plan_bin bins[NBINS];
     int group;                  /* lanes covering the columns in the row kernels (group x 16 bytes) */
     int64_t panel;              /* columns per tile of the row kernels (0: as wide as the group allows) */
     spx_cuda_tiled_shape tiled; /* TILED: block shape and chunk of k */
+    int32_t *tiled_row;         /* TILED: slots (spx_cuda_tiled_slots) */
+    int64_t *tiled_range, tiled_slots;
     spx_cuda_band_shape band;   /* BAND: strips, steps, ring */
     double band_near;           /* BAND: share of the entries its ring serves */
     int64_t max_row;            /* entries in the longest row of op(A) */

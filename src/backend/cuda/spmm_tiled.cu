@@ -9,19 +9,24 @@
 // from there. B then crosses L2 once per block, and each entry costs a
 // shared-memory load instead of an L1 lookup that may miss.
 //
-// A team of G lanes owns one row at a time, each lane W 16-byte vectors of
+// A team of G lanes owns one slot at a time, each lane W 16-byte vectors of
 // the tile (teams of 4 x 2 for tiles of 8 vectors: a shuffle pair per entry
 // then serves 8 vector loads, not 4 as with teams of 8 x 1). Shuffles and
 // shared-memory loads share one data path, which bounds this kernel. Entries
 // are loaded 32 per team at once and broadcast with shuffles; a warp's teams
 // run their loops together (bounds are warp maxima), so the shuffles stay
-// converged, and the plan lists rows by length so that they take about equal
-// steps. Entries are read in pairs (one 8-byte load of columns, one of values)
-// where A's arrays are aligned for it: each of a warp's load instructions
-// touches as many rows of A as the warp has teams, so pairs halve that cost.
-// When k takes several chunks, rows' partial sums and positions wait in shared
-// memory from one chunk to the next. Each row adds its entries in column
-// order: bit-exact from run to run. Exact arithmetic on CUDA cores.
+// converged. A slot (the plan's) is a row or a piece of one: rows much longer
+// than the average are cut into 2-8 pieces on adjacent teams of a warp, whose
+// sums meet through shuffles in a fixed order, so that one long row no longer
+// holds its block, and the GPU, long after the others; the plan lists slots
+// by length, a warp's teams side by side, and spreads them so that blocks get
+// about equal work. Entries are read in pairs (one 8-byte load of columns,
+// one of values) where A's arrays are aligned for it: each of a warp's load
+// instructions touches as many rows of A as the warp has teams, so pairs
+// halve that cost. When k takes several chunks, slots' partial sums and
+// positions wait in shared memory from one chunk to the next. Each row adds
+// its entries in column order (a cut row: each piece so, then the pieces in a
+// fixed tree): bit-exact from run to run. Exact arithmetic on CUDA cores.
 #include <limits.h>
 
 #include "backend/cuda/b_slab.cuh"
@@ -36,12 +41,12 @@ extern "C" {
 namespace {
 
 template <typename T> struct tiled_params {
-    const int64_t *rowptr;
     const int32_t *colidx;
     const T *vals;
-    const int32_t *order; // the rows in the order blocks take them (NULL: 0, 1, ...)
-    int64_t m, k;
-    int64_t rows; // rows per block
+    const int32_t *slot_row;     // row of each slot (-1: none)
+    const longlong2 *slot_range; // its entries [x, y)
+    int64_t k;
+    int64_t rows; // slots per block
     int64_t kc;   // rows of B per chunk
     dense_ops<T> d;
     int vec_loads; // B may be read with 16-byte vectors
@@ -78,6 +83,28 @@ __device__ __forceinline__ void load_entry_pair(const tiled_params<T> &p, int64_
     }
 }
 
+// a[w] = the old a[(w + r) mod W] for every w (r may be negative), as
+// rotations by each set bit of r, so that register indices stay fixed at
+// compile time
+template <typename A, int W, int V> __device__ __forceinline__ void rotate_vectors(A (&a)[W][V], int r)
+{
+#pragma unroll
+    for (int b = 1; b < W; b <<= 1) {
+        const bool on = r & b;
+        A old[W][V];
+#pragma unroll
+        for (int w = 0; w < W; w++)
+#pragma unroll
+            for (int t = 0; t < V; t++)
+                old[w][t] = a[w][t];
+#pragma unroll
+        for (int w = 0; w < W; w++)
+#pragma unroll
+            for (int t = 0; t < V; t++)
+                a[w][t] = on ? old[(w + b) & (W - 1)][t] : old[w][t];
+    }
+}
+
 template <typename T, int G, int W>
 __global__ void __launch_bounds__(TILED_THREADS, sizeof(T) >= 4 ? 3 : 2) tiled_kernel(const tiled_params<T> p)
 {
@@ -95,7 +122,7 @@ __global__ void __launch_bounds__(TILED_THREADS, sizeof(T) >= 4 ? 3 : 2) tiled_k
 
     const int lane = threadIdx.x & 31, tl = lane & (G - 1), team = threadIdx.x / G, sub = lane / G;
     const unsigned tmask = (G == 32 ? SPX_FULL_MASK : (1u << G) - 1) << (sub * G);
-    const int64_t r0 = (int64_t)blockIdx.x * R, rend = r0 + R < p.m ? r0 + R : p.m;
+    const int64_t r0 = (int64_t)blockIdx.x * R, rend = r0 + R;
     // The lane's vectors: at step w, vector vec_of(w) of the tile. Teams
     // rotate the steps so that the teams of a quarter warp read different
     // 128-byte parts of their rows: conflict-free.
@@ -118,13 +145,14 @@ __global__ void __launch_bounds__(TILED_THREADS, sizeof(T) >= 4 ? 3 : 2) tiled_k
             // the warp's teams take slots base + sub, base + TEAMS + sub, ...
             for (int64_t base = r0 + (threadIdx.x / 32) * (32 / G); base < rend; base += TEAMS) {
                 const int64_t slot = base + sub, rl = slot - r0;
-                const bool live = slot < rend;
-                const int64_t row = !live ? 0 : p.order ? p.order[slot] : slot;
+                const int32_t row = p.slot_row[slot];
+                const bool live = row >= 0;
                 A acc[W][V];
                 int64_t pos = 0, end = 0;
                 if (live) {
-                    end = p.rowptr[row + 1];
-                    pos = c == 0 ? p.rowptr[row] : next[rl];
+                    const longlong2 range = p.slot_range[slot];
+                    end = range.y;
+                    pos = c == 0 ? range.x : next[rl];
                 }
 #pragma unroll
                 for (int w = 0; w < W; w++)
@@ -194,8 +222,27 @@ __global__ void __launch_bounds__(TILED_THREADS, sizeof(T) >= 4 ? 3 : 2) tiled_k
                     if (!__any_sync(SPX_FULL_MASK, pos == base + TILED_BATCH && pos < end))
                         break;
                 }
-                if (!live)
-                    continue;
+                // a row's pieces (adjacent teams, a power of two of them, aligned)
+                // add their sums, in vector order (acc[w] holds vector vec_of(w),
+                // which differs from team to team): every team of the row ends
+                // with the whole
+                const unsigned same = __match_any_sync(SPX_FULL_MASK, live ? row : -1 - sub);
+                if (c + 1 == nchunks && __any_sync(SPX_FULL_MASK, same != tmask)) {
+                    rotate_vectors(acc, -team); // acc[x]: vector x * G + tl
+#pragma unroll
+                    for (int o = G; o < 32; o <<= 1)
+#pragma unroll
+                        for (int w = 0; w < W; w++)
+#pragma unroll
+                            for (int t = 0; t < V; t++) {
+                                const A other = __shfl_xor_sync(SPX_FULL_MASK, acc[w][t], o);
+                                if ((same >> (lane ^ o)) & 1)
+                                    acc[w][t] += other;
+                            }
+                    rotate_vectors(acc, team);
+                }
+                if (!live || (c + 1 == nchunks && (same & ((1u << (sub * G)) - 1))))
+                    continue; // the row's first team stores it
                 if (c + 1 < nchunks) {
                     __syncwarp(tmask); // the team's lanes have read next[rl]
 #pragma unroll
@@ -221,13 +268,13 @@ __global__ void __launch_bounds__(TILED_THREADS, sizeof(T) >= 4 ? 3 : 2) tiled_k
 }
 
 template <typename T, int G, int W>
-cudaError_t launch_gw(const tiled_params<T> &p, int64_t n, size_t smem, cudaStream_t st)
+cudaError_t launch_gw(const tiled_params<T> &p, int64_t slots, int64_t n, size_t smem, cudaStream_t st)
 {
     constexpr int64_t TN = G * W * vec16<T>::n;
     cudaError_t e = allow_dynamic_smem(tiled_kernel<T, G, W>, smem);
     if (e != cudaSuccess)
         return e;
-    const int64_t gx = (p.m + p.rows - 1) / p.rows, gy = (n + TN - 1) / TN;
+    const int64_t gx = slots / p.rows, gy = (n + TN - 1) / TN;
     if (gx > 0x7fffffff)
         return cudaErrorInvalidConfiguration;
     tiled_kernel<T, G, W><<<dim3((unsigned)gx, (unsigned)(gy < 65535 ? gy : 65535)), TILED_THREADS, smem, st>>>(p);
@@ -238,15 +285,14 @@ cudaError_t launch_gw(const tiled_params<T> &p, int64_t n, size_t smem, cudaStre
 // shuffles per entry and 8 vectors, rather than per 8 with teams of 8 lanes),
 // 8 x 2 and 8 x 4.
 template <typename T>
-cudaError_t launch_t(const spx_cuda_csr *A, const int32_t *order, const spx_cuda_tiled_shape *s,
+cudaError_t launch_t(const spx_cuda_csr *A, const spx_cuda_tiled_slots *slots, const spx_cuda_tiled_shape *s,
                      const spx_cuda_dense_args *d)
 {
     tiled_params<T> p = {};
-    p.rowptr = A->rowptr;
     p.colidx = A->colidx;
     p.vals = static_cast<const T *>(A->vals);
-    p.order = order;
-    p.m = A->rows;
+    p.slot_row = slots->row;
+    p.slot_range = reinterpret_cast<const longlong2 *>(slots->range);
     p.k = A->cols;
     p.rows = s->rows;
     p.kc = s->kc;
@@ -255,9 +301,9 @@ cudaError_t launch_t(const spx_cuda_csr *A, const int32_t *order, const spx_cuda
     p.pairs = (uintptr_t)A->colidx % 8 == 0 && (uintptr_t)A->vals % (2 * sizeof(T)) == 0;
     const size_t smem = spx__cuda_tiled_smem(s, A->cols, d->dtype);
     switch (s->cols / vec16<T>::n) {
-    case 8: return launch_gw<T, 4, 2>(p, d->n, smem, d->stream);
-    case 16: return launch_gw<T, 8, 2>(p, d->n, smem, d->stream);
-    case 32: return launch_gw<T, 8, 4>(p, d->n, smem, d->stream);
+    case 8: return launch_gw<T, 4, 2>(p, slots->count, d->n, smem, d->stream);
+    case 16: return launch_gw<T, 8, 2>(p, slots->count, d->n, smem, d->stream);
+    case 32: return launch_gw<T, 8, 4>(p, slots->count, d->n, smem, d->stream);
     default: return cudaErrorInvalidValue;
     }
 }
@@ -273,18 +319,18 @@ extern "C" size_t spx__cuda_tiled_smem(const spx_cuda_tiled_shape *s, int64_t k,
     return bytes;
 }
 
-extern "C" cudaError_t spx__cuda_launch_tiled(const spx_cuda_csr *A, const int32_t *order,
+extern "C" cudaError_t spx__cuda_launch_tiled(const spx_cuda_csr *A, const spx_cuda_tiled_slots *slots,
                                               const spx_cuda_tiled_shape *s, const spx_cuda_dense_args *d)
 {
     if (A->rows <= 0 || d->n <= 0)
         return cudaSuccess;
-    if (s->rows <= 0 || s->rows % SPX_CUDA_TILED_ROW_QUANTUM || s->kc <= 0)
+    if (s->rows <= 0 || s->rows % SPX_CUDA_TILED_ROW_QUANTUM || s->kc <= 0 || slots->count % s->rows)
         return cudaErrorInvalidValue;
     switch (d->dtype) {
-    case SPX_F32: return launch_t<float>(A, order, s, d);
-    case SPX_F64: return launch_t<double>(A, order, s, d);
-    case SPX_F16: return launch_t<__half>(A, order, s, d);
-    case SPX_BF16: return launch_t<__nv_bfloat16>(A, order, s, d);
+    case SPX_F32: return launch_t<float>(A, slots, s, d);
+    case SPX_F64: return launch_t<double>(A, slots, s, d);
+    case SPX_F16: return launch_t<__half>(A, slots, s, d);
+    case SPX_BF16: return launch_t<__nv_bfloat16>(A, slots, s, d);
     default: return cudaErrorInvalidValue;
     }
 }

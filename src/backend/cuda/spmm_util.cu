@@ -65,14 +65,6 @@ __global__ void diagonal_profile_kernel(const int64_t *__restrict__ rowptr, cons
             atomicMax(&stats[i], s[i]);
 }
 
-// 255 - len * 255 / max_len: sorting by it puts the longest rows first and
-// rows of about equal length (within max_len / 255) side by side.
-__global__ void length_keys_kernel(const int64_t *__restrict__ rowptr, int64_t m, int64_t max_len, unsigned char *key)
-{
-    for (int64_t r = (int64_t)blockIdx.x * blockDim.x + threadIdx.x; r < m; r += (int64_t)gridDim.x * blockDim.x)
-        key[r] = (unsigned char)(255 - (rowptr[r + 1] - rowptr[r]) * 255 / max_len);
-}
-
 __global__ void iota_kernel(int32_t *out, int64_t n)
 {
     for (int64_t i = (int64_t)blockIdx.x * blockDim.x + threadIdx.x; i < n;
@@ -143,15 +135,6 @@ extern "C" cudaError_t spx__cuda_diagonal_profile(const spx_cuda_csr *A, unsigne
     if (A->rows <= 0)
         return cudaSuccess;
     diagonal_profile_kernel<<<grid_1d(A->rows * 32), 256, 0, stream>>>(A->rowptr, A->colidx, A->rows, stats);
-    return cudaGetLastError();
-}
-
-extern "C" cudaError_t spx__cuda_row_length_keys(const spx_cuda_csr *A, int64_t max_len, unsigned char *key,
-                                                 cudaStream_t stream)
-{
-    if (A->rows <= 0 || max_len <= 0)
-        return cudaSuccess;
-    length_keys_kernel<<<grid_1d(A->rows), 256, 0, stream>>>(A->rowptr, A->rows, max_len, key);
     return cudaGetLastError();
 }
 
