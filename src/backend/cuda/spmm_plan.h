@@ -29,7 +29,7 @@
 #define DENSE_MIN_WORK 2.5e7 /* nnz x N */
 /* TILED in AUTO (tiled_pays in spmm_plan.c): the least N and shares of A's cells */
 #define TILED_MIN_N 256
-#define TILED_MIN_DENSITY 0.03
+#define TILED_MIN_DENSITY 0.015
 #define TILED_CHUNKED_MIN_DENSITY 0.15
 /* TILED: the least piece a long row is cut into (a team's batch of entries) */
 #define TILED_PIECE_MIN 32
