@@ -334,24 +334,25 @@ static int tiled_unit_order(const void *a, const void *b)
     return (x->row > y->row) - (x->row < y->row);
 }
 
-/* TILED's slots (spx_cuda_tiled_slots), given the block shape. A team takes
- * its slot's entries one after another, and a warp's teams run to the
- * longest of theirs, so: a row longer than twice the average (and than one
- * batch of TILED_PIECE_MIN entries) is cut into 2, 4 or 8 pieces (at most the
- * warp's `teams`), and slots are listed longest first, a warp's teams side by
- * side. With all of k in one chunk, warps' worth of slots are then dealt to
- * the blocks in turn, forwards then backwards, so that the blocks get about
- * the same entries; with chunks, a block's warps meet at a barrier after each
- * chunk, so its slots stay alike (the list cut in order: longest blocks
- * first). (With whole rows longest first, the 2048 x 512 DLMC layer at 90 %
- * sparsity, whose longest row holds 312 entries against an average of 51,
- * kept the GPU 2.6 times as long as it was busy: ncu, N = 256. Dealt with
- * chunks, the 512 x 4608 layers lost 1.4x at N = 1024.) */
-static spx_status build_tiled_slots(spx_ctx *ctx, cuda_plan *P, const int64_t *rowptr, tiled_unit *units,
-                                    int64_t nunits, int teams)
+/* TILED's slots (spx_cuda_tiled_slots) from the sorted units (`slots`
+ * pieces in all), given the block shape. A team takes its slot's entries one
+ * after another, and a warp's teams run to the longest of theirs, so: a row
+ * longer than twice the average (and than one batch of TILED_PIECE_MIN
+ * entries) is cut into 2, 4 or 8 pieces (at most the warp's `teams`), and
+ * slots are listed longest first, a warp's teams side by side. With all of k
+ * in one chunk, warps' worth of slots are then dealt to the blocks in turn,
+ * forwards then backwards, so that the blocks get about the same entries;
+ * with chunks, a block's warps meet at a barrier after each chunk, so its
+ * slots stay alike (the list cut in order: longest blocks first). (With whole
+ * rows longest first, the 2048 x 512 DLMC layer at 90 % sparsity, whose
+ * longest row holds 312 entries against an average of 51, kept the GPU 2.6
+ * times as long as it was busy: ncu, N = 256. Dealt with chunks, the 512 x
+ * 4608 layers lost 1.4x at N = 1024.) */
+static spx_status build_tiled_slots(spx_ctx *ctx, cuda_plan *P, const int64_t *rowptr, const tiled_unit *units,
+                                    int64_t nunits, int64_t slots, int teams)
 {
     spx_cuda_tiled_shape *t = &P->tiled;
-    const int64_t per_block = t->rows / teams, warps_needed = (P->tiled_slots + teams - 1) / teams;
+    const int64_t per_block = t->rows / teams, warps_needed = (slots + teams - 1) / teams;
     const int64_t blocks = warps_needed > 0 ? (warps_needed + per_block - 1) / per_block : 1;
     const int64_t count = blocks * t->rows;
     int32_t *row = spx__malloc((size_t)count * sizeof *row);
@@ -445,19 +446,19 @@ static spx_status prepare_tiled(spx_ctx *ctx, cuda_plan *P, int64_t forced, char
      * last block's spare slots: a further block would copy every chunk of B's
      * tile again (1.25-1.5x the copies on the 128- to 512-row DLMC layers) */
     const int64_t average = m > 0 ? (P->csr.nnz + m - 1) / m : 0;
-    int64_t cap = 2 * average > TILED_PIECE_MIN ? 2 * average : TILED_PIECE_MIN, cut = 0;
+    int64_t cap = 2 * average > TILED_PIECE_MIN ? 2 * average : TILED_PIECE_MIN, cut = 0, slots = 0;
     for (int pass = 0; pass < 2; pass++) {
-        P->tiled_slots = cut = 0;
+        slots = cut = 0;
         for (int64_t i = 0; i < m; i++) {
             const int64_t len = rowptr[i + 1] - rowptr[i];
             int count = 1;
             while (count < teams && len > count * cap)
                 count *= 2;
             units[i] = (tiled_unit){(len + count - 1) / count, (int32_t)i, count};
-            P->tiled_slots += count;
+            slots += count;
             cut += count > 1;
         }
-        if (t->kc >= P->k || (P->tiled_slots + t->rows - 1) / t->rows <= (m + t->rows - 1) / t->rows)
+        if (t->kc >= P->k || (slots + t->rows - 1) / t->rows <= (m + t->rows - 1) / t->rows)
             break;
         cap = INT64_MAX;
     }
@@ -471,7 +472,7 @@ static spx_status prepare_tiled(spx_ctx *ctx, cuda_plan *P, int64_t forced, char
                       (long long)spx__cuda(ctx)->info.smem_per_block_optin);
         goto done;
     }
-    if ((s = build_tiled_slots(ctx, P, rowptr, units, m, teams)))
+    if ((s = build_tiled_slots(ctx, P, rowptr, units, m, slots, teams)))
         goto done;
     int len = snprintf(why, whylen, "blocks of %lld rows x %lld columns hold ", (long long)t->rows,
                        (long long)t->cols);
@@ -505,7 +506,8 @@ static bool tiled_pays(spx_ctx *ctx, const cuda_plan *P, char *why, size_t whyle
         return false;
     double density = (double)P->csr.nnz / ((double)P->m * (double)P->k);
     bool one_chunk = (P->k + 1) * 8 * 16 <= tiled_smem_budget(ctx); /* tiles of 8 16-byte vectors */
-    const int64_t q = SPX_CUDA_TILED_ROW_QUANTUM, blocks = (P->m + q - 1) / q * ((P->n + 31) / 32);
+    const int64_t q = SPX_CUDA_TILED_ROW_QUANTUM, tiles = (P->n + 31) / 32; /* of 8 16-byte vectors */
+    const int64_t blocks = (P->m + q - 1) / q * tiles;
     if (density < TILED_MIN_DENSITY || (!one_chunk && density < TILED_CHUNKED_MIN_DENSITY) ||
         2 * blocks < sm_count(ctx))
         return false;
