@@ -88,9 +88,13 @@ cudaError_t spx__cuda_launch_sell(const spx_cuda_sell *A, int group, const spx_c
  * any k. A slot is a row's entries [range[2i], range[2i + 1]) or nothing (row
  * -1); every row has one slot, or 2, 4 or 8 adjacent ones starting at a
  * multiple of their count (pieces, added in the kernel), all among the
- * 32 / lanes-per-team slots of one warp (4 lanes for tiles of 8 vectors, else
- * 8). count: blocks x rows. */
+ * slots of one warp. count: blocks x rows. */
 #define SPX_CUDA_TILED_ROW_QUANTUM 64
+/* TILED: entries a team loads at once (the plan cuts no piece shorter), and
+ * lanes per team for tiles of 8, 16 or 32 vectors (4 lanes x 2 vectors for 8,
+ * else 8 lanes): a warp has 32 / lanes slots at a time. */
+#define SPX_CUDA_TILED_BATCH 32
+static inline int spx__cuda_tiled_team_lanes(int64_t vectors) { return vectors == 8 ? 4 : 8; }
 typedef struct spx_cuda_tiled_shape {
     int64_t cols, rows, kc;
 } spx_cuda_tiled_shape;

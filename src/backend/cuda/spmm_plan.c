@@ -337,7 +337,7 @@ static int tiled_unit_order(const void *a, const void *b)
 /* TILED's slots (spx_cuda_tiled_slots) from the sorted units (`slots`
  * pieces in all), given the block shape. A team takes its slot's entries one
  * after another, and a warp's teams run to the longest of theirs, so: a row
- * longer than twice the average (and than one batch of TILED_PIECE_MIN
+ * longer than twice the average (and than one batch of SPX_CUDA_TILED_BATCH
  * entries) is cut into 2, 4 or 8 pieces (at most the warp's `teams`), and
  * slots are listed longest first, a warp's teams side by side. With all of k
  * in one chunk, warps' worth of slots are then dealt to the blocks in turn,
@@ -406,7 +406,7 @@ static spx_status prepare_tiled(spx_ctx *ctx, cuda_plan *P, int64_t forced, char
                              spx_dtype_name(P->dtype), (long long)forced);
         t->cols = forced;
     }
-    const int teams = t->cols == base ? 8 : 4; /* a warp's teams: 4 lanes each for 8 vectors, else 8 */
+    const int teams = 32 / spx__cuda_tiled_team_lanes(t->cols / (16 / es)); /* slots of a warp */
 
     /* the rows' lengths */
     const int64_t m = P->m;
@@ -446,7 +446,7 @@ static spx_status prepare_tiled(spx_ctx *ctx, cuda_plan *P, int64_t forced, char
      * last block's spare slots: a further block would copy every chunk of B's
      * tile again (1.25-1.5x the copies on the 128- to 512-row DLMC layers) */
     const int64_t average = m > 0 ? (P->csr.nnz + m - 1) / m : 0;
-    int64_t cap = 2 * average > TILED_PIECE_MIN ? 2 * average : TILED_PIECE_MIN, cut = 0, slots = 0;
+    int64_t cap = 2 * average > SPX_CUDA_TILED_BATCH ? 2 * average : SPX_CUDA_TILED_BATCH, cut = 0, slots = 0;
     for (int pass = 0; pass < 2; pass++) {
         slots = cut = 0;
         for (int64_t i = 0; i < m; i++) {

@@ -31,8 +31,6 @@
 #define TILED_MIN_N 256
 #define TILED_MIN_DENSITY 0.015
 #define TILED_CHUNKED_MIN_DENSITY 0.15
-/* TILED: the least piece a long row is cut into (a team's batch of entries) */
-#define TILED_PIECE_MIN 32
 /* BAND in AUTO (band_pays in spmm_plan.c): its bytes through L2 at most this
  * share of the row kernels', and B's window at most this share of k */
 #define BAND_MAX_TRAFFIC_SHARE 0.6

@@ -36,7 +36,6 @@ extern "C" {
 }
 
 #define TILED_THREADS 256
-#define TILED_BATCH 32 /* entries a team loads at once */
 
 namespace {
 
@@ -110,7 +109,7 @@ __global__ void __launch_bounds__(TILED_THREADS, sizeof(T) >= 4 ? 3 : 2) tiled_k
 {
     typedef typename acc_of<T>::type A;
     constexpr int V = vec16<T>::n, NV = G * W, TN = NV * V, ROW_BYTES = TN * (int)sizeof(T);
-    constexpr int TEAMS = TILED_THREADS / G, E = TILED_BATCH / G; // E: entries per lane per batch
+    constexpr int TEAMS = TILED_THREADS / G, E = SPX_CUDA_TILED_BATCH / G; // E: entries per lane per batch
     constexpr int U2 = W >= 4 ? 1 : SPX_SPMM_IN_FLIGHT / 2;       // pairs of entries in flight (registers)
     static_assert(G % U2 == 0 && E % 2 == 0 && G * W >= 8, "pairs in flight divide the team; tiles of >= 128 bytes");
     extern __shared__ __align__(16) unsigned char smem_raw[];
@@ -160,7 +159,7 @@ __global__ void __launch_bounds__(TILED_THREADS, sizeof(T) >= 4 ? 3 : 2) tiled_k
                     for (int t = 0; t < V; t++)
                         acc[w][t] = c == 0 || !live ? A(0) : sums[rl * TN + vec_of(w) * V + t];
                 for (;;) {
-                    // The batch: entries [base, base + TILED_BATCH), base = pos rounded down
+                    // The batch: entries [base, base + SPX_CUDA_TILED_BATCH), base = pos rounded down
                     // to even; lane tl holds the pairs base + 2 (q G + tl) + {0, 1}. Byte
                     // offsets of their slab rows and their values; entries before pos, past
                     // the row or outside the chunk read the zero row with value -0 (exact
@@ -219,7 +218,7 @@ __global__ void __launch_bounds__(TILED_THREADS, sizeof(T) >= 4 ? 3 : 2) tiled_k
                     }
                     pos += n;
                     // the whole rest of the batch was in this chunk and the row goes on: load the next
-                    if (!__any_sync(SPX_FULL_MASK, pos == base + TILED_BATCH && pos < end))
+                    if (!__any_sync(SPX_FULL_MASK, pos == base + SPX_CUDA_TILED_BATCH && pos < end))
                         break;
                 }
                 // a row's pieces (adjacent teams, a power of two of them, aligned)
@@ -283,7 +282,7 @@ cudaError_t launch_gw(const tiled_params<T> &p, int64_t slots, int64_t n, size_t
 
 // Tiles of 8, 16 or 32 16-byte vectors: teams of 4 lanes x 2 vectors (two
 // shuffles per entry and 8 vectors, rather than per 8 with teams of 8 lanes),
-// 8 x 2 and 8 x 4.
+// 8 x 2 and 8 x 4, as spx__cuda_tiled_team_lanes tells the plan.
 template <typename T>
 cudaError_t launch_t(const spx_cuda_csr *A, const spx_cuda_tiled_slots *slots, const spx_cuda_tiled_shape *s,
                      const spx_cuda_dense_args *d)
@@ -300,10 +299,11 @@ cudaError_t launch_t(const spx_cuda_csr *A, const spx_cuda_tiled_slots *slots, c
     p.vec_loads = d->vec > 1;
     p.pairs = (uintptr_t)A->colidx % 8 == 0 && (uintptr_t)A->vals % (2 * sizeof(T)) == 0;
     const size_t smem = spx__cuda_tiled_smem(s, A->cols, d->dtype);
-    switch (s->cols / vec16<T>::n) {
-    case 8: return launch_gw<T, 4, 2>(p, slots->count, d->n, smem, d->stream);
-    case 16: return launch_gw<T, 8, 2>(p, slots->count, d->n, smem, d->stream);
-    case 32: return launch_gw<T, 8, 4>(p, slots->count, d->n, smem, d->stream);
+    const int64_t vectors = s->cols / vec16<T>::n;
+    switch (vectors * spx__cuda_tiled_team_lanes(vectors)) {
+    case 8 * 4: return launch_gw<T, 4, 2>(p, slots->count, d->n, smem, d->stream);
+    case 16 * 8: return launch_gw<T, 8, 2>(p, slots->count, d->n, smem, d->stream);
+    case 32 * 8: return launch_gw<T, 8, 4>(p, slots->count, d->n, smem, d->stream);
     default: return cudaErrorInvalidValue;
     }
 }
