@@ -206,12 +206,10 @@ done:
     free(Q);
 }
 
-static void check_nonfinite_b(void)
+/* Half of A's cells hold entries. auto_dense: AUTO must take the dense path. */
+static void nonfinite_shape(int64_t m, int64_t k, int64_t n, bool auto_dense)
 {
-    const int64_t m = 512, k = 400, n = 300; /* B's columns in two chunks of the dense path's flags */
     spx_matrix *A = NULL, *A64 = NULL;
-    /* half of the cells hold entries, N >= 256 and nnz x N >= 2.5e7: AUTO takes
-     * the dense path for f32 */
     CHECK_OK(g_ctx, spx_gen_uniform(g_ctx, m, k, k / 2, next_seed(), SPX_F32, SPX_INDEX_I32, &A));
     if (!A)
         return;
@@ -238,7 +236,7 @@ static void check_nonfinite_b(void)
         for (int64_t j = 0; j < n; j += 5) /* a row of B with many: flags of every chunk */
             b[33 * n + j] = j % 2 ? INFINITY : -INFINITY;
         b[(k - 1) * n + n - 1] = INFINITY; /* the last chunk's last column */
-        if (g_cuda) { /* the case this check is for: AUTO's dense path */
+        if (g_cuda && auto_dense) { /* the case this check is for: AUTO's dense path */
             spx_spmm_plan *plan = NULL;
             CHECK_OK(g_ctx, spx_spmm_plan_create(g_ctx, SPX_OP_NONE, A, n, SPX_F32, NULL, &plan));
             if (plan && !strstr(spx_spmm_plan_explain(plan), "every row: dense"))
@@ -259,6 +257,16 @@ static void check_nonfinite_b(void)
     free(a);
     free(b);
     spx_matrix_destroy(A);
+}
+
+static void check_nonfinite_b(void)
+{
+    /* N >= 256 and nnz x N >= 2.5e7: AUTO takes the dense path for f32; B's
+     * columns in two chunks of the dense path's flags */
+    nonfinite_shape(512, 400, 300, true);
+    /* B of 16.8 MB (f32) and more: the dense path reads it in place when beta
+     * is 0 (forced: too little work for AUTO's dense path) */
+    nonfinite_shape(8, 4096, 1024, false);
 }
 
 /* ---- expected errors ----------------------------------------------------------------- */

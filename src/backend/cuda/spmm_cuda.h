@@ -168,7 +168,9 @@ cudaError_t spx__cuda_launch_gather_tc(const spx_cuda_gather *G, spx_precision p
  * type: f16 or bf16 for f32 data at those precisions, else the data's type);
  * the GEMM itself is cuBLAS's (spmm_exec.c). The kernels that multiply zeros
  * A does not hold (dense, BSR, gather_tc) run on a copy of B without its
- * non-finite values, whose terms are added afterwards (spmm_dense.cu). */
+ * non-finite values, whose terms are added afterwards, or (the dense path
+ * with beta = 0) on B itself, with the columns it got wrong computed again
+ * (spmm_dense.cu). */
 typedef struct spx_cuda_densified {
     spx_dtype type; /* the GEMM's input type */
     int64_t ld;     /* elements per row (k rounded up to 16 bytes) */
@@ -198,6 +200,14 @@ cudaError_t spx__cuda_dense_take_b(const spx_cuda_dense_args *d, int64_t k, spx_
  * name; At is op(A) compressed along k (as for OUTER). */
 cudaError_t spx__cuda_dense_add_nonfinite(const spx_cuda_csr *At, spx_dtype gemm, const int32_t *bad,
                                           const spx_cuda_dense_args *d);
+/* bad[c] (chunks of them, zeroed here) = whether chunk c of B's columns holds
+ * a non-finite value in some row. */
+cudaError_t spx__cuda_dense_find_nonfinite(const spx_cuda_dense_args *d, int64_t k, int32_t *bad);
+/* C(:, chunk c) = alpha * op(A) * B(:, chunk c) for each c marked in bad, from
+ * A's rows (CSR of op(A)), in B's type, in at most `blocks` blocks (most calls
+ * find nothing marked): the columns a GEMM on B with beta = 0 got wrong. */
+cudaError_t spx__cuda_dense_recompute(const spx_cuda_csr *A, const int32_t *bad, int64_t blocks,
+                                      const spx_cuda_dense_args *d);
 
 /* Helpers. */
 /* C[r, :] = beta * C[r, :] for every row (beta == 0 writes zeros). */

@@ -6,7 +6,10 @@
 // zeros in place of its non-finite values, and afterwards those values' terms
 // are added from A's columns (CSC): each such term is +-Inf or NaN, and a sum
 // holding one is the same in any order, so the atomics keep results
-// deterministic.
+// deterministic. The dense path with beta = 0 and B in the GEMM's type needs
+// no copy: a scan marks B's column chunks that hold a non-finite value, the
+// GEMM reads B in place, and the marked columns of C are computed again from
+// A's rows (with beta = 0, C held nothing the GEMM overwrote).
 #include "backend/cuda/device_types.cuh"
 
 extern "C" {
@@ -62,6 +65,65 @@ __global__ void __launch_bounds__(BLOCK) take_b_kernel(const T *__restrict__ B, 
         any = __any_sync(SPX_FULL_MASK, any);
         if (lane == 0)
             bad[w] = any;
+    }
+}
+
+// One warp per (row of B, chunk of SPX_DENSE_CHUNK columns): bad[chunk] = 1
+// where the chunk holds a non-finite value in that row (bad zeroed first).
+template <typename T>
+__global__ void __launch_bounds__(BLOCK) find_nonfinite_kernel(const T *__restrict__ B, int64_t ldb, int64_t k,
+                                                               int64_t n, int32_t *bad, int64_t chunks)
+{
+    const int lane = threadIdx.x & 31;
+    for (int64_t w = (int64_t)blockIdx.x * WARPS + (threadIdx.x >> 5); w < k * chunks;
+         w += (int64_t)gridDim.x * WARPS) {
+        const int64_t r = w / chunks, c0 = (w % chunks) * SPX_DENSE_CHUNK;
+        bool any = false;
+#pragma unroll
+        for (int u = 0; u < SPX_DENSE_CHUNK / 32; u++) {
+            const int64_t j = c0 + u * 32 + lane;
+            any |= j < n && !finite(B[r * ldb + j]);
+        }
+        if (__any_sync(SPX_FULL_MASK, any) && lane == 0)
+            bad[w % chunks] = 1;
+    }
+}
+
+// C(i, j) = alpha * sum over row i of op(A) of A(i, p) * B(p, j) for every
+// row i and the columns j of each chunk marked in bad (beta = 0): the columns
+// where the GEMM met a non-finite value of B.
+template <typename T>
+__global__ void __launch_bounds__(BLOCK) recompute_kernel(const T *__restrict__ B, int64_t ldb, int64_t m, int64_t n,
+                                                          const int32_t *__restrict__ bad, int64_t chunks,
+                                                          const int64_t *__restrict__ rowptr,
+                                                          const int32_t *__restrict__ colidx,
+                                                          const T *__restrict__ avals, typename acc_of<T>::type alpha,
+                                                          T *C, int64_t ldc)
+{
+    typedef typename acc_of<T>::type A;
+    constexpr int U = SPX_DENSE_CHUNK / 32;
+    const int lane = threadIdx.x & 31;
+    for (int64_t w = (int64_t)blockIdx.x * WARPS + (threadIdx.x >> 5); w < m * chunks;
+         w += (int64_t)gridDim.x * WARPS) {
+        const int64_t c = w % chunks, i = w / chunks, c0 = c * SPX_DENSE_CHUNK;
+        if (!bad[c])
+            continue;
+        A acc[U];
+#pragma unroll
+        for (int u = 0; u < U; u++)
+            acc[u] = A(0);
+        for (int64_t p = rowptr[i]; p < rowptr[i + 1]; p++) {
+            const A a = avals ? to_acc(avals[p]) : A(1);
+            const T *b = B + (int64_t)colidx[p] * ldb;
+#pragma unroll
+            for (int u = 0; u < U; u++)
+                if (c0 + u * 32 + lane < n)
+                    acc[u] += a * to_acc(b[c0 + u * 32 + lane]);
+        }
+#pragma unroll
+        for (int u = 0; u < U; u++)
+            if (c0 + u * 32 + lane < n)
+                C[i * ldc + c0 + u * 32 + lane] = from_acc<T>(alpha * acc[u]);
     }
 }
 
@@ -148,6 +210,36 @@ extern "C" cudaError_t spx__cuda_dense_take_b(const spx_cuda_dense_args *d, int6
      cudaGetLastError())
     SPX_DENSE_DISPATCH(d->dtype, gemm, TAKE)
 #undef TAKE
+}
+
+extern "C" cudaError_t spx__cuda_dense_find_nonfinite(const spx_cuda_dense_args *d, int64_t k, int32_t *bad)
+{
+    const int64_t chunks = spx__cuda_dense_chunks(d->n);
+    cudaError_t e = cudaMemsetAsync(bad, 0, (size_t)chunks * sizeof *bad, d->stream);
+    if (e != cudaSuccess || k == 0 || d->n == 0)
+        return e;
+#define FIND(T, D)                                                                                          \
+    (find_nonfinite_kernel<T><<<(unsigned)grid_for(k * chunks), BLOCK, 0, d->stream>>>(                    \
+         (const T *)d->B, d->ldb, k, d->n, bad, chunks),                                                    \
+     cudaGetLastError())
+    SPX_DENSE_DISPATCH(d->dtype, d->dtype, FIND)
+#undef FIND
+}
+
+extern "C" cudaError_t spx__cuda_dense_recompute(const spx_cuda_csr *A, const int32_t *bad, int64_t blocks,
+                                                 const spx_cuda_dense_args *d)
+{
+    const int64_t chunks = spx__cuda_dense_chunks(d->n);
+    if (A->rows == 0 || d->n == 0)
+        return cudaSuccess;
+    const int64_t grid = grid_for(A->rows * chunks) < blocks ? grid_for(A->rows * chunks) : blocks;
+#define RECOMPUTE(T, D)                                                                                     \
+    (recompute_kernel<T><<<(unsigned)grid, BLOCK, 0, d->stream>>>(                                         \
+         (const T *)d->B, d->ldb, A->rows, d->n, bad, chunks, A->rowptr, A->colidx, (const T *)A->vals,    \
+         (typename acc_of<T>::type)d->alpha, (T *)d->C, d->ldc),                                            \
+     cudaGetLastError())
+    SPX_DENSE_DISPATCH(d->dtype, d->dtype, RECOMPUTE)
+#undef RECOMPUTE
 }
 
 extern "C" cudaError_t spx__cuda_dense_add_nonfinite(const spx_cuda_csr *At, spx_dtype gemm, const int32_t *bad,

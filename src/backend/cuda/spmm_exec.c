@@ -41,10 +41,31 @@ static spx_status dense_gemm(spx_ctx *ctx, const cuda_plan *P, const spx_cuda_de
     return SPX_OK;
 }
 
+/* The dense path with beta = 0 and B already in the GEMM's type: B's column
+ * chunks that hold a non-finite value are marked, the GEMM runs on B itself,
+ * and the marked columns of C are computed again from A's rows
+ * (spmm_dense.cu). This reads B once more instead of copying it, which pays
+ * from DENSE_IN_PLACE_MIN_BYTES of B: below, the memset and launch it adds
+ * cost more host time than the copy's writes take (H100,
+ * docs/PERFORMANCE.md). */
+static spx_status dense_in_place(spx_ctx *ctx, const cuda_plan *P, const spx_cuda_dense_args *d)
+{
+    int32_t *bad = NULL;
+    const int64_t blocks = 2 * (int64_t)(spx__cuda(ctx)->info.sm_count > 0 ? spx__cuda(ctx)->info.sm_count : 1);
+    spx_status s;
+    if (!(s = spx__cuda_alloc(ctx, (void **)&bad, (size_t)spx__cuda_dense_chunks(P->n) * 4, "non-finite flags")) &&
+        !(s = spx__cuda_check(ctx, spx__cuda_dense_find_nonfinite(d, P->k, bad), "non-finite values of B")) &&
+        !(s = dense_gemm(ctx, P, d)))
+        s = spx__cuda_check(ctx, spx__cuda_dense_recompute(&P->csr, bad, blocks, d), "non-finite values of B");
+    spx__cuda_free(ctx, bad);
+    return s;
+}
+
 /* The algorithms that multiply zeros A does not hold (dense, BSR, gather_tc;
  * spmm_dense.cu says why): a copy of B without its non-finite values (in the
  * GEMM's type for the dense path, B's own for the kernels), the algorithm on
- * it, then those values' terms. */
+ * it, then those values' terms; or, on the dense path with beta = 0, no copy
+ * (dense_in_place). */
 static spx_status run_on_finite_b(spx_ctx *ctx, const cuda_plan *P, const spx_cuda_dense_args *d)
 {
     const bool dense = P->alg == SPX_SPMM_DENSE;
@@ -57,6 +78,9 @@ static spx_status run_on_finite_b(spx_ctx *ctx, const cuda_plan *P, const spx_cu
     if (dense && (d->ldc > INT32_MAX || ldo > INT32_MAX))
         return spx__fail(ctx, SPX_ERR_UNSUPPORTED, "dense: cuBLAS takes leading dimensions below 2^31 (C: %lld)",
                          (long long)d->ldc);
+    if (dense && t == P->dtype && d->beta == 0.0 && d->ldb <= INT32_MAX &&
+        (double)P->k * (double)P->n * (double)spx_dtype_size(P->dtype) >= DENSE_IN_PLACE_MIN_BYTES)
+        return dense_in_place(ctx, P, d);
     void *Bc = NULL;
     int32_t *bad = NULL;
     spx_cuda_dense_args g = *d;

@@ -27,6 +27,7 @@
 #define DENSE_SHARE_TC 32
 #define DENSE_MIN_N 256
 #define DENSE_MIN_WORK 2.5e7 /* nnz x N */
+#define DENSE_IN_PLACE_MIN_BYTES 16e6 /* B read in place, not copied (spmm_exec.c) */
 /* TILED in AUTO (tiled_pays in spmm_plan.c): the least N and shares of A's cells */
 #define TILED_MIN_N 256
 #define TILED_MIN_DENSITY 0.015
