@@ -37,10 +37,16 @@ __global__ void __launch_bounds__(BLOCK) fill_kernel(const int64_t *__restrict__
             out[i * ld + colidx[p]] = vals ? convert_from<D>(vals[p]) : from_acc<D>(1);
 }
 
-// One warp per (row of B, chunk of SPX_DENSE_CHUNK columns): copy (as D, or
-// as T when !AS_D), zeros for non-finite values as D (a value beyond f16's
-// range becomes Inf there), and the chunk's flag.
-template <typename T, typename D, bool AS_D>
+// What take_b_kernel does with each (row of B, chunk) it reads.
+enum class Take {
+    AS_GEMM, // copy as D, zeros for non-finite values; bad[row * chunks + chunk] = the chunk's flag
+    AS_B,    // the same, copied as T
+    SCAN     // no copy; bad[chunk] = 1 where the chunk holds a non-finite value in any row (bad zeroed first)
+};
+
+// One warp per (row of B, chunk of SPX_DENSE_CHUNK columns). Finiteness is
+// judged as D: a value beyond f16's range becomes Inf there.
+template <typename T, typename D, Take MODE>
 __global__ void __launch_bounds__(BLOCK) take_b_kernel(const T *__restrict__ B, int64_t ldb, int64_t k, int64_t n,
                                                        void *out_, int64_t ldo, int32_t *bad, int64_t chunks)
 {
@@ -56,36 +62,18 @@ __global__ void __launch_bounds__(BLOCK) take_b_kernel(const T *__restrict__ B, 
                 const T x = B[r * ldb + j];
                 const bool fin = finite(convert_from<D>(x));
                 any |= !fin;
-                if constexpr (AS_D)
+                if constexpr (MODE == Take::AS_GEMM)
                     ((D *)out_)[r * ldo + j] = fin ? convert_from<D>(x) : from_acc<D>(0);
-                else
+                else if constexpr (MODE == Take::AS_B)
                     ((T *)out_)[r * ldo + j] = fin ? x : from_acc<T>(0);
             }
         }
         any = __any_sync(SPX_FULL_MASK, any);
-        if (lane == 0)
+        if constexpr (MODE == Take::SCAN) {
+            if (any && lane == 0)
+                bad[w % chunks] = 1;
+        } else if (lane == 0)
             bad[w] = any;
-    }
-}
-
-// One warp per (row of B, chunk of SPX_DENSE_CHUNK columns): bad[chunk] = 1
-// where the chunk holds a non-finite value in that row (bad zeroed first).
-template <typename T>
-__global__ void __launch_bounds__(BLOCK) find_nonfinite_kernel(const T *__restrict__ B, int64_t ldb, int64_t k,
-                                                               int64_t n, int32_t *bad, int64_t chunks)
-{
-    const int lane = threadIdx.x & 31;
-    for (int64_t w = (int64_t)blockIdx.x * WARPS + (threadIdx.x >> 5); w < k * chunks;
-         w += (int64_t)gridDim.x * WARPS) {
-        const int64_t r = w / chunks, c0 = (w % chunks) * SPX_DENSE_CHUNK;
-        bool any = false;
-#pragma unroll
-        for (int u = 0; u < SPX_DENSE_CHUNK / 32; u++) {
-            const int64_t j = c0 + u * 32 + lane;
-            any |= j < n && !finite(B[r * ldb + j]);
-        }
-        if (__any_sync(SPX_FULL_MASK, any) && lane == 0)
-            bad[w % chunks] = 1;
     }
 }
 
@@ -202,11 +190,11 @@ extern "C" cudaError_t spx__cuda_dense_take_b(const spx_cuda_dense_args *d, int6
     if (k == 0 || d->n == 0)
         return cudaSuccess;
     const unsigned grid = (unsigned)grid_for(k * chunks);
-#define TAKE(T, D)                                                                                            \
-    ((as_gemm ? take_b_kernel<T, D, true><<<grid, BLOCK, 0, d->stream>>>((const T *)d->B, d->ldb, k, d->n, out, \
-                                                                           ldo, bad, chunks)                     \
-              : take_b_kernel<T, D, false><<<grid, BLOCK, 0, d->stream>>>((const T *)d->B, d->ldb, k, d->n, out, \
-                                                                            ldo, bad, chunks)),                  \
+#define TAKE(T, D)                                                                                        \
+    ((as_gemm ? take_b_kernel<T, D, Take::AS_GEMM><<<grid, BLOCK, 0, d->stream>>>((const T *)d->B, d->ldb, k, \
+                                                                                   d->n, out, ldo, bad, chunks) \
+              : take_b_kernel<T, D, Take::AS_B><<<grid, BLOCK, 0, d->stream>>>((const T *)d->B, d->ldb, k,    \
+                                                                                d->n, out, ldo, bad, chunks)), \
      cudaGetLastError())
     SPX_DENSE_DISPATCH(d->dtype, gemm, TAKE)
 #undef TAKE
@@ -218,9 +206,9 @@ extern "C" cudaError_t spx__cuda_dense_find_nonfinite(const spx_cuda_dense_args 
     cudaError_t e = cudaMemsetAsync(bad, 0, (size_t)chunks * sizeof *bad, d->stream);
     if (e != cudaSuccess || k == 0 || d->n == 0)
         return e;
-#define FIND(T, D)                                                                                          \
-    (find_nonfinite_kernel<T><<<(unsigned)grid_for(k * chunks), BLOCK, 0, d->stream>>>(                    \
-         (const T *)d->B, d->ldb, k, d->n, bad, chunks),                                                    \
+#define FIND(T, D)                                                                                 \
+    (take_b_kernel<T, D, Take::SCAN><<<(unsigned)grid_for(k * chunks), BLOCK, 0, d->stream>>>(    \
+         (const T *)d->B, d->ldb, k, d->n, nullptr, 0, bad, chunks),                               \
      cudaGetLastError())
     SPX_DENSE_DISPATCH(d->dtype, d->dtype, FIND)
 #undef FIND
