@@ -301,6 +301,27 @@ static void tile_width_cases(tmat *t, spx_dtype dt, spx_spmm_alg alg, int64_t pl
         }
 }
 
+/* Rows of 20-40 entries over two column tiles (N = 200): where merge path
+ * would cut them, AUTO gives every row a warp (warp_rows_pay in the CUDA
+ * plan: rows of 16-128 entries on average and at most) when those 4000 warps
+ * give every SM 8 to 64 of them. */
+static void warp_rows_shape(void)
+{
+    static const int64_t n_two_tiles[] = {200};
+    spx_matrix *A = build_random_rows(2000, 1500, 20, 40, 1, SPX_INDEX_I32);
+    spx_device_info di;
+    memset(&di, 0, sizeof di);
+    if (A && g_cuda && spx_ctx_device_info(g_ctx, &di) == SPX_OK && 4000 >= 8 * di.sm_count &&
+        4000 <= 64 * di.sm_count) {
+        spx_spmm_plan *plan = NULL;
+        CHECK_OK(g_ctx, spx_spmm_plan_create(g_ctx, SPX_OP_NONE, A, 200, SPX_F32, NULL, &plan));
+        if (plan && !strstr(spx_spmm_plan_explain(plan), "a warp per row and column tile"))
+            TFAIL("2000x1500 20..40/row: AUTO did not give every row a warp: %s", spx_spmm_plan_explain(plan));
+        spx_spmm_plan_destroy(plan);
+    }
+    shape_matrix(A, "2000x1500 20..40/row", SPX_CSR, NULL, n_two_tiles, 1);
+}
+
 static void hard_shapes(void)
 {
     static const int64_t n_small[] = {7, 1}, n_mid[] = {64, 1000, 1}, n_one[] = {1, 7};
@@ -362,6 +383,7 @@ static void hard_shapes(void)
                  SPX_CSR, NULL, n_odd, g_quick ? 2 : 4);
     shape_matrix(build_random_rows(3000, 2500, 0, 18, 1, SPX_INDEX_I64), "3000x2500 i64", SPX_CSR,
                  NULL, n_odd, 2);
+    warp_rows_shape();
     /* blocked formats whose blocks and slices do not divide the shape */
     static const int64_t bsr_shapes[][2] = {{4, 4}, {3, 5}, {16, 16}};
     for (size_t b = 0; b < 3; b++) {

@@ -738,6 +738,30 @@ static bool merge_pays(spx_ctx *ctx, const cuda_plan *P, char *why, size_t whyle
     return false;
 }
 
+/* Where merge path would be taken, AUTO gives every row a warp per column
+ * tile instead (the binned row kernels, one launch, no row cut) when rows
+ * hold WARP_ROWS_MIN_AVG to WARP_ROWS_MAX_ROW entries (enough that a warp's
+ * time goes to loads, not to its start and C's write-back; few enough that it
+ * takes any row in a few rounds of loads) and those warps give every SM
+ * between WARP_ROWS_MIN_PER_SM and 64, one wave: the GPU is then busy without
+ * cutting rows, and merge path's cuts would only add its fix-up launch.
+ * Measured on an H100, f32 (docs/PERFORMANCE.md): 1.02-1.37x faster on 9 of
+ * the 11 such products of the benchmark suite (graphchallenge n1024 at N =
+ * 256 0.0115 -> 0.0086 ms, pushpull, bcsstk13), 0.94x and 0.98x on two;
+ * shorter rows (citeseer, ani4, cryg2500 at N = 256) lost 11-23 %. */
+static bool warp_rows_pay(spx_ctx *ctx, const cuda_plan *P, char *why, size_t whylen)
+{
+    const int64_t warps = P->m * column_tiles(P, spx__plan_group_for_n(P->n, P->dtype));
+    if (P->dtype != SPX_F32 || P->csr.nnz < WARP_ROWS_MIN_AVG * P->m || P->max_row > WARP_ROWS_MAX_ROW ||
+        warps < WARP_ROWS_MIN_PER_SM * sm_count(ctx) || warps > 64 * sm_count(ctx))
+        return false;
+    snprintf(why, whylen,
+             "a warp per row and column tile (%lld warps, one wave) because rows hold %.1f entries on average "
+             "and at most %lld: no row is cut, so merge path's fix-up launch is saved",
+             (long long)warps, (double)P->csr.nnz / (double)P->m, (long long)P->max_row);
+    return true;
+}
+
 /* AUTO writes op(A) out densely and runs a dense GEMM when A holds at least
  * 1/share of its cells, share being about how many times the sparse kernels'
  * useful flop rate the GEMM's rate is at the asked precision; when N is wide
@@ -850,7 +874,7 @@ static void choose_bin_kernels(spx_ctx *ctx, cuda_plan *P)
         default: /* AUTO */
             if (b == 5)
                 B->warps = HUGE_ROW_WARPS;
-            else if (b >= 4 || (b >= (small ? 2 : 3) && B->nrows * P->group < 4 * resident_threads))
+            else if (P->warp_rows || b >= 4 || (b >= (small ? 2 : 3) && B->nrows * P->group < 4 * resident_threads))
                 B->team = 32;
         }
         B->alg = B->warps ? SPX_SPMM_BLOCK_ROW : B->team == 32 ? SPX_SPMM_WARP_ROW : SPX_SPMM_ROW_SPLIT;
@@ -951,9 +975,12 @@ spx_status spx__cuda_spmm_plan_create(spx_ctx *ctx, const spx_spmm_args *a, void
         if ((s = build_bins(ctx, P, bounds)))
             break;
         if (P->alg == SPX_SPMM_AUTO && merge_pays(ctx, P, why, sizeof why)) {
-            P->alg = SPX_SPMM_MERGE_PATH;
-            s = prepare_merge(ctx, P);
-            break;
+            P->warp_rows = warp_rows_pay(ctx, P, why, sizeof why);
+            if (!P->warp_rows) {
+                P->alg = SPX_SPMM_MERGE_PATH;
+                s = prepare_merge(ctx, P);
+                break;
+            }
         }
         /* Column panels only when asked: sized to keep B's slice in L2 (at the
          * price of reading A once a panel), they were 1.5-4x slower than none
@@ -986,9 +1013,10 @@ spx_status spx__cuda_spmm_plan_create(spx_ctx *ctx, const spx_spmm_args *a, void
                            P->deterministic ? ", deterministic" : "");
         if (P->alg == SPX_SPMM_AUTO || P->alg == SPX_SPMM_ROW_SPLIT || P->alg == SPX_SPMM_WARP_ROW ||
             P->alg == SPX_SPMM_BLOCK_ROW) {
-            len += snprintf(txt + len, cap - (size_t)len, "%s; rows binned by length:\n",
+            len += snprintf(txt + len, cap - (size_t)len, "%s%s%s; rows binned by length:\n",
                             P->alg == SPX_SPMM_AUTO ? "automatic choice per bin"
-                                                    : "algorithm forced for every row");
+                                                    : "algorithm forced for every row",
+                            P->warp_rows ? ": " : "", P->warp_rows ? why : "");
             if (P->panel > 0)
                 len += snprintf(txt + len, cap - (size_t)len,
                                 "  columns in panels of %lld (asked, as a power of two of 16-byte vectors): each "

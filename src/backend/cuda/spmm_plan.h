@@ -20,6 +20,13 @@
 /* merge path: a cut row whose pieces outnumber this is added in two levels */
 #define MERGE_FIXUP_SERIAL 32
 #define HUGE_ROW_WARPS 8
+/* AUTO gives every row a warp instead of merge path (warp_rows_pay in
+ * spmm_plan.c) when rows hold at least WARP_ROWS_MIN_AVG entries on average
+ * and at most WARP_ROWS_MAX_ROW, and those warps give every SM at least
+ * WARP_ROWS_MIN_PER_SM and at most 64 (one wave) */
+#define WARP_ROWS_MIN_AVG 16
+#define WARP_ROWS_MAX_ROW 128
+#define WARP_ROWS_MIN_PER_SM 8
 /* the dense path (dense_pays in spmm_plan.c): the GEMM's useful flop rate
  * over the sparse kernels' on f32 data, on CUDA cores and on tensor cores
  * (tf32, bf16, f16), and the least N */
@@ -60,6 +67,7 @@ typedef struct cuda_plan {
     int32_t *rows_sorted; /* rows grouped by bin; NULL: 0, 1, ... */
     plan_bin bins[NBINS];
     int group;                  /* lanes covering the columns in the row kernels (group x 16 bytes) */
+    int warp_rows;              /* AUTO: a warp per row in every bin (warp_rows_pay) */
     int64_t panel;              /* columns per tile of the row kernels (0: as wide as the group allows) */
     spx_cuda_tiled_shape tiled; /* TILED: block shape and chunk of k */
     int32_t *tiled_row;         /* TILED: slots (spx_cuda_tiled_slots) */
