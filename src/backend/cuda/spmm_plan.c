@@ -745,10 +745,11 @@ static bool merge_pays(spx_ctx *ctx, const cuda_plan *P, char *why, size_t whyle
  * takes any row in a few rounds of loads) and those warps give every SM
  * between WARP_ROWS_MIN_PER_SM and 64, one wave: the GPU is then busy without
  * cutting rows, and merge path's cuts would only add its fix-up launch.
- * Measured on an H100, f32 (docs/PERFORMANCE.md): 1.02-1.37x faster on 9 of
- * the 11 such products of the benchmark suite (graphchallenge n1024 at N =
- * 256 0.0115 -> 0.0086 ms, pushpull, bcsstk13), 0.94x and 0.98x on two;
- * shorter rows (citeseer, ani4, cryg2500 at N = 256) lost 11-23 %. */
+ * Measured on an H100, f32 (docs/PERFORMANCE.md), on the 11 such products of
+ * the benchmark suite: 1.205x (geometric mean); 1.11-1.42x on eight
+ * (graphchallenge n1024 at N = 256 0.0117 -> 0.0084 ms, pushpull, bcsstk13
+ * at N = 256), equal on two, 0.93x on bcsstk13 at N = 128. Shorter rows
+ * (citeseer, ani4, cryg2500 at N = 256) lost 11-23 %. */
 static bool warp_rows_pay(spx_ctx *ctx, const cuda_plan *P, char *why, size_t whylen)
 {
     const int64_t warps = P->m * column_tiles(P, spx__plan_group_for_n(P->n, P->dtype));
