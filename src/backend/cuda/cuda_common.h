@@ -46,6 +46,12 @@ typedef struct spx_cuda_state {
 } spx_cuda_state;
 
 static inline spx_cuda_state *spx__cuda(spx_ctx *ctx) { return (spx_cuda_state *)ctx->backend_state; }
+/* Streaming multiprocessors of the context's device (at least 1), for grid sizes. */
+static inline int64_t spx__cuda_sm_count(spx_ctx *ctx)
+{
+    const int sms = spx__cuda(ctx)->info.sm_count;
+    return sms > 0 ? sms : 1;
+}
 
 /* Turn a CUDA error into an spx status with the CUDA text; SPX_OK on success. */
 spx_status spx__cuda_check(spx_ctx *ctx, cudaError_t e, const char *what);

@@ -274,7 +274,7 @@ static spx_status plan_memory(spx_gemm *g)
         int64_t num = spx__gemm_table_bytes((int64_t)g->hstats[SPX_GEMM_STAT_NUM_SLOTS], g->vsz, 1,
                                             g->ordered);
         g->region_bytes = round256(sym > num ? sym : num);
-        int64_t x = (int64_t)REGION_BLOCKS_PER_SM * (in->sm_count > 0 ? in->sm_count : 1);
+        int64_t x = (int64_t)REGION_BLOCKS_PER_SM * spx__cuda_sm_count(g->ctx);
         int64_t by_memory = in->global_mem_bytes / 8 / g->region_bytes;
         x = x < want ? x : want;
         x = x < by_memory ? x : by_memory;

@@ -51,9 +51,9 @@ static spx_status dense_gemm(spx_ctx *ctx, const cuda_plan *P, const spx_cuda_de
 static spx_status dense_in_place(spx_ctx *ctx, const cuda_plan *P, const spx_cuda_dense_args *d)
 {
     int32_t *bad = NULL;
-    const int64_t blocks = 2 * (int64_t)(spx__cuda(ctx)->info.sm_count > 0 ? spx__cuda(ctx)->info.sm_count : 1);
+    const int64_t blocks = 2 * spx__cuda_sm_count(ctx);
     spx_status s;
-    if (!(s = spx__cuda_alloc(ctx, (void **)&bad, (size_t)spx__cuda_dense_chunks(P->n) * 4, "non-finite flags")) &&
+    if (!(s = spx__cuda_alloc(ctx, (void **)&bad, (size_t)spx__cuda_dense_chunks(P->n) * sizeof *bad, "non-finite flags")) &&
         !(s = spx__cuda_check(ctx, spx__cuda_dense_find_nonfinite(d, P->k, bad), "non-finite values of B")) &&
         !(s = dense_gemm(ctx, P, d)))
         s = spx__cuda_check(ctx, spx__cuda_dense_recompute(&P->csr, bad, blocks, d), "non-finite values of B");

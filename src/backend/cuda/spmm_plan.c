@@ -59,13 +59,6 @@ int spx__plan_group_for_n(int64_t n, spx_dtype dtype)
     return pow2_at_least((n + vec - 1) / vec, 32);
 }
 
-/* Streaming multiprocessors of the context's device (at least 1). */
-static int64_t sm_count(spx_ctx *ctx)
-{
-    int sms = spx__cuda(ctx)->info.sm_count;
-    return sms > 0 ? sms : 1;
-}
-
 /* Column tiles of the row kernels when `group` lanes cover a tile. */
 static int64_t column_tiles(const cuda_plan *P, int group)
 {
@@ -77,7 +70,7 @@ static int64_t column_tiles(const cuda_plan *P, int group)
  * tile a warp within two waves of the GPU's resident warps (64 per SM). */
 static bool fits_two_waves(spx_ctx *ctx, const cuda_plan *P, int group)
 {
-    return P->m * column_tiles(P, group) <= 2 * 64 * sm_count(ctx);
+    return P->m * column_tiles(P, group) <= 2 * 64 * spx__cuda_sm_count(ctx);
 }
 
 /* A product is small when the row kernels, at their narrowest tiles (8 lanes,
@@ -427,7 +420,7 @@ static spx_status prepare_tiled(spx_ctx *ctx, cuda_plan *P, int64_t forced, char
     t->rows = q;
     while (t->rows < 512 && t->rows < mq && (double)t->rows * density < 8.0)
         t->rows *= 2;
-    while (t->rows > q && (m + t->rows - 1) / t->rows * tiles < 2 * sm_count(ctx))
+    while (t->rows > q && (m + t->rows - 1) / t->rows * tiles < 2 * spx__cuda_sm_count(ctx))
         t->rows /= 2;
     int64_t row_bytes = t->cols * es;
     if ((P->k + 1) * row_bytes <= budget) { /* k rows and a row of zeros */
@@ -509,7 +502,7 @@ static bool tiled_pays(spx_ctx *ctx, const cuda_plan *P, char *why, size_t whyle
     const int64_t q = SPX_CUDA_TILED_ROW_QUANTUM, tiles = (P->n + 31) / 32; /* of 8 16-byte vectors */
     const int64_t blocks = (P->m + q - 1) / q * tiles;
     if (density < TILED_MIN_DENSITY || (!one_chunk && density < TILED_CHUNKED_MIN_DENSITY) ||
-        2 * blocks < sm_count(ctx))
+        2 * blocks < spx__cuda_sm_count(ctx))
         return false;
     snprintf(why, whylen, "chosen because A holds %.1f%% of its cells, N >= %d and %lld blocks fill the GPU: %s",
              100.0 * density, TILED_MIN_N, (long long)blocks,
@@ -629,7 +622,7 @@ static spx_status choose_band_shape(spx_ctx *ctx, cuda_plan *P, int64_t forced, 
                                     "band: a block of %zu bytes of shared memory does not fit on an SM",
                                     spx__cuda_band_smem(best));
     const int64_t tiles = (P->n + best->group * vec - 1) / (best->group * vec);
-    int64_t strips = (int64_t)per_sm * sm_count(ctx) / tiles, steps = (P->m + best->rows - 1) / best->rows;
+    int64_t strips = (int64_t)per_sm * spx__cuda_sm_count(ctx) / tiles, steps = (P->m + best->rows - 1) / best->rows;
     if (strips < 1)
         strips = 1;
     best->strip = ((steps + strips - 1) / strips > 0 ? (steps + strips - 1) / strips : 1) * best->rows;
@@ -683,7 +676,7 @@ static spx_status band_pays(spx_ctx *ctx, cuda_plan *P, bool *pays, char *why, s
 static int64_t merge_items(spx_ctx *ctx, const cuda_plan *P)
 {
     int64_t tile = 32 * (16 / (int64_t)spx_dtype_size(P->dtype)), ntiles = (P->n + tile - 1) / tile;
-    int64_t slots = 64 * sm_count(ctx) / (ntiles > 0 ? ntiles : 1);
+    int64_t slots = 64 * spx__cuda_sm_count(ctx) / (ntiles > 0 ? ntiles : 1);
     int64_t items = (P->m + P->csr.nnz + slots - 1) / (slots > 0 ? slots : 1);
     /* short rows: at most 32 entries on average and none in the large or huge bins */
     bool short_rows = P->csr.nnz <= 32 * P->m && !P->bins[4].nrows && !P->bins[5].nrows;
@@ -754,7 +747,7 @@ static bool warp_rows_pay(spx_ctx *ctx, const cuda_plan *P, char *why, size_t wh
 {
     const int64_t warps = P->m * column_tiles(P, spx__plan_group_for_n(P->n, P->dtype));
     if (P->dtype != SPX_F32 || P->csr.nnz < WARP_ROWS_MIN_AVG * P->m || P->max_row > WARP_ROWS_MAX_ROW ||
-        warps < WARP_ROWS_MIN_PER_SM * sm_count(ctx) || warps > 64 * sm_count(ctx))
+        warps < WARP_ROWS_MIN_PER_SM * spx__cuda_sm_count(ctx) || warps > 64 * spx__cuda_sm_count(ctx))
         return false;
     snprintf(why, whylen,
              "a warp per row and column tile (%lld warps, one wave) because rows hold %.1f entries on average "
@@ -857,7 +850,7 @@ done:
  * warps, each with fewer loads one after another. */
 static void choose_bin_kernels(spx_ctx *ctx, cuda_plan *P)
 {
-    int64_t resident_threads = 2048 * sm_count(ctx);
+    int64_t resident_threads = 2048 * spx__cuda_sm_count(ctx);
     int64_t vec = 16 / (int64_t)spx_dtype_size(P->dtype);
     int gn = P->panel > 0 ? (int)(P->panel / vec) : spx__plan_group_for_n(P->n, P->dtype);
     bool small = P->alg == SPX_SPMM_AUTO && small_product(ctx, P);
