@@ -301,25 +301,43 @@ static void tile_width_cases(tmat *t, spx_dtype dt, spx_spmm_alg alg, int64_t pl
         }
 }
 
-/* Rows of 20-40 entries over two column tiles (N = 200): where merge path
- * would cut them, AUTO gives every row a warp (warp_rows_pay in the CUDA
+/* Fails unless AUTO's plan for A at N (f32, op N) says `says`. */
+static void auto_plan_says(const spx_matrix *A, int64_t n, const char *says, const char *name)
+{
+    spx_spmm_plan *plan = NULL;
+    CHECK_OK(g_ctx, spx_spmm_plan_create(g_ctx, SPX_OP_NONE, A, n, SPX_F32, NULL, &plan));
+    if (plan && !strstr(spx_spmm_plan_explain(plan), says))
+        TFAIL("%s: AUTO's plan does not say \"%s\": %s", name, says, spx_spmm_plan_explain(plan));
+    spx_spmm_plan_destroy(plan);
+}
+
+/* Where merge path would cut rows, AUTO keeps them whole (N = 200: two column
+ * tiles). Rows of 20-40 entries get a warp each (warp_rows_pay in the CUDA
  * plan: rows of 16-128 entries on average and at most) when those 4000 warps
- * give every SM 8 to 64 of them. */
-static void warp_rows_shape(void)
+ * give every SM 8 to 64 of them. Rows of 100-200 entries get a block of
+ * warps each (block_rows_pay: 48 entries or more on average, the longest at
+ * most 2.5 times that), at least two since rows of 128 entries or more give
+ * each warp of two about 64: eight on 300 rows of a GPU of 100+ SMs (300 x 2
+ * x 4 warps are under 24 per SM), two on 4000 rows of one of at most 333. */
+static void whole_rows_shapes(void)
 {
     static const int64_t n_two_tiles[] = {200};
     spx_matrix *A = build_random_rows(2000, 1500, 20, 40, 1, SPX_INDEX_I32);
     spx_device_info di;
     memset(&di, 0, sizeof di);
-    if (A && g_cuda && spx_ctx_device_info(g_ctx, &di) == SPX_OK && 4000 >= 8 * di.sm_count &&
-        4000 <= 64 * di.sm_count) {
-        spx_spmm_plan *plan = NULL;
-        CHECK_OK(g_ctx, spx_spmm_plan_create(g_ctx, SPX_OP_NONE, A, 200, SPX_F32, NULL, &plan));
-        if (plan && !strstr(spx_spmm_plan_explain(plan), "a warp per row and column tile"))
-            TFAIL("2000x1500 20..40/row: AUTO did not give every row a warp: %s", spx_spmm_plan_explain(plan));
-        spx_spmm_plan_destroy(plan);
-    }
+    bool gpu = g_cuda && spx_ctx_device_info(g_ctx, &di) == SPX_OK;
+    if (A && gpu && 4000 >= 8 * di.sm_count && 4000 <= 64 * di.sm_count)
+        auto_plan_says(A, 200, "a warp per row and column tile", "2000x1500 20..40/row");
     shape_matrix(A, "2000x1500 20..40/row", SPX_CSR, NULL, n_two_tiles, 1);
+    static const int64_t block_rows[] = {300, 4000};
+    for (int i = 0; i < 2; i++) {
+        char name[64];
+        snprintf(name, sizeof name, "%lldx1000 100..200/row", (long long)block_rows[i]);
+        A = build_random_rows(block_rows[i], 1000, 100, 200, 1, SPX_INDEX_I32);
+        if (A && gpu)
+            auto_plan_says(A, 200, "warps per row and column tile", name);
+        shape_matrix(A, name, SPX_CSR, NULL, n_two_tiles, 1);
+    }
 }
 
 static void hard_shapes(void)
@@ -383,7 +401,7 @@ static void hard_shapes(void)
                  SPX_CSR, NULL, n_odd, g_quick ? 2 : 4);
     shape_matrix(build_random_rows(3000, 2500, 0, 18, 1, SPX_INDEX_I64), "3000x2500 i64", SPX_CSR,
                  NULL, n_odd, 2);
-    warp_rows_shape();
+    whole_rows_shapes();
     /* blocked formats whose blocks and slices do not divide the shape */
     static const int64_t bsr_shapes[][2] = {{4, 4}, {3, 5}, {16, 16}};
     for (size_t b = 0; b < 3; b++) {

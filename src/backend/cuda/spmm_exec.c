@@ -144,11 +144,8 @@ static spx_status run_kernels(spx_ctx *ctx, const cuda_plan *P, spx_cuda_dense_a
     }
     case SPX_SPMM_BAND:
         return spx__cuda_check(ctx, spx__cuda_launch_band(&P->csr, &P->band, d), "band kernel");
-    case SPX_SPMM_BLOCK_ROW:
-        return spx__cuda_check(ctx, spx__cuda_launch_block_rows(&P->csr, P->rows_sorted, 0, P->m, HUGE_ROW_WARPS,
-                                                                P->group, d),
-                               "block_row kernel");
-    default: { /* every bin in one launch, huge rows in a second */
+    default: { /* the row kernels: bins of a team of lanes in one launch, then each run of adjacent bins with
+                * the same warps per row (rows_sorted lists the bins in order) in one */
         spx_cuda_row_segment segs[NBINS];
         int nsegs = 0;
         for (int b = 0; b < NBINS; b++)
@@ -158,12 +155,18 @@ static spx_status run_kernels(spx_ctx *ctx, const cuda_plan *P, spx_cuda_dense_a
             (s = spx__cuda_check(ctx, spx__cuda_launch_rows(&P->csr, P->rows_sorted, segs, nsegs, P->group, d),
                                  "row kernel")))
             return s;
-        for (int b = 0; b < NBINS && !s; b++)
-            if (P->bins[b].nrows && P->bins[b].warps)
-                s = spx__cuda_check(ctx,
-                                    spx__cuda_launch_block_rows(&P->csr, P->rows_sorted, P->bins[b].offset,
-                                                                P->bins[b].nrows, P->bins[b].warps, P->group, d),
-                                    "block_row kernel");
+        for (int b = 0; b < NBINS && !s; b++) {
+            const plan_bin *B = &P->bins[b];
+            if (!B->nrows || !B->warps)
+                continue;
+            int64_t nrows = B->nrows;
+            while (b + 1 < NBINS && (!P->bins[b + 1].nrows || P->bins[b + 1].warps == B->warps))
+                nrows += P->bins[++b].nrows;
+            s = spx__cuda_check(ctx,
+                                spx__cuda_launch_block_rows(&P->csr, P->rows_sorted, B->offset, nrows, B->warps,
+                                                            P->group, d),
+                                "block_row kernel");
+        }
         return s;
     }
     }

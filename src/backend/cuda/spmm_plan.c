@@ -756,6 +756,41 @@ static bool warp_rows_pay(spx_ctx *ctx, const cuda_plan *P, char *why, size_t wh
     return true;
 }
 
+/* Where merge path would be taken and a warp per row does not pay, AUTO
+ * gives every row a block of W warps that take its entries in turns of 32 and
+ * add their sums in shared memory in warp order (the row kernels' BLOCK_ROW,
+ * one launch, no fix-up) when rows hold BLOCK_ROWS_MIN_AVG entries or more on
+ * average and the longest at most BLOCK_ROWS_MAX_SPREAD times that (a block
+ * waits for its row; merge path evens out uneven rows). W, a power of two up
+ * to HUGE_ROW_WARPS, brings the warps (one per row, column tile and W) to
+ * BLOCK_ROWS_PER_SM per SM, or gives each warp about BLOCK_ROWS_ENTRIES
+ * entries of its row, whichever is more. Measured on an H100, f32
+ * (docs/PERFORMANCE.md): the 19 products of the benchmark suite that take it
+ * (DLMC layers of 128-512 rows holding 51-921 entries, uniform 1M rows of
+ * 128) were 1.17x faster than merge path in the same run (1.00-1.43x; W =
+ * 2-8), uniform 100K rows of 256 1.06x; with W forced, sparse-images-1024
+ * (rows of 102 entries, the longest 276, beyond the spread) lost 3-16 %. */
+static int block_rows_pay(spx_ctx *ctx, const cuda_plan *P, char *why, size_t whylen)
+{
+    if (P->dtype != SPX_F32 || P->m == 0)
+        return 0;
+    const double avg = (double)P->csr.nnz / (double)P->m;
+    if (avg < BLOCK_ROWS_MIN_AVG || (double)P->max_row > BLOCK_ROWS_MAX_SPREAD * avg)
+        return 0;
+    const int64_t rows = P->m * column_tiles(P, spx__plan_group_for_n(P->n, P->dtype)),
+                  want = BLOCK_ROWS_PER_SM * spx__cuda_sm_count(ctx);
+    int w = 1;
+    while (w < HUGE_ROW_WARPS && (rows * w < want || 2.0 * w * BLOCK_ROWS_ENTRIES <= avg))
+        w *= 2;
+    if (w < 2)
+        return 0;
+    snprintf(why, whylen,
+             "%d warps per row and column tile (%lld warps) because rows hold %.1f entries on average and at most "
+             "%lld: a block per row adds its warps' sums, so merge path's fix-up launch is saved",
+             w, (long long)(rows * w), avg, (long long)P->max_row);
+    return w;
+}
+
 /* AUTO writes op(A) out densely and runs a dense GEMM when A holds at least
  * 1/share of its cells, share being about how many times the sparse kernels'
  * useful flop rate the GEMM's rate is at the asked precision; when N is wide
@@ -853,7 +888,8 @@ static void choose_bin_kernels(spx_ctx *ctx, cuda_plan *P)
     int64_t resident_threads = 2048 * spx__cuda_sm_count(ctx);
     int64_t vec = 16 / (int64_t)spx_dtype_size(P->dtype);
     int gn = P->panel > 0 ? (int)(P->panel / vec) : spx__plan_group_for_n(P->n, P->dtype);
-    bool small = P->alg == SPX_SPMM_AUTO && small_product(ctx, P);
+    /* W warps per row (block_rows_pay) were counted at the full group */
+    bool small = P->alg == SPX_SPMM_AUTO && P->row_warps < 2 && small_product(ctx, P);
     while (small && !P->panel && gn > 8 && fits_two_waves(ctx, P, gn / 2))
         gn /= 2;
     P->group = P->alg == SPX_SPMM_ROW_SPLIT && gn > 16 ? 16 : gn;
@@ -866,9 +902,11 @@ static void choose_bin_kernels(spx_ctx *ctx, cuda_plan *P)
         case SPX_SPMM_WARP_ROW: B->team = 32; break;
         case SPX_SPMM_BLOCK_ROW: B->warps = HUGE_ROW_WARPS; break;
         default: /* AUTO */
-            if (b == 5)
+            if (P->row_warps > 1)
+                B->warps = P->row_warps;
+            else if (b == 5)
                 B->warps = HUGE_ROW_WARPS;
-            else if (P->warp_rows || b >= 4 || (b >= (small ? 2 : 3) && B->nrows * P->group < 4 * resident_threads))
+            else if (P->row_warps == 1 || b >= 4 || (b >= (small ? 2 : 3) && B->nrows * P->group < 4 * resident_threads))
                 B->team = 32;
         }
         B->alg = B->warps ? SPX_SPMM_BLOCK_ROW : B->team == 32 ? SPX_SPMM_WARP_ROW : SPX_SPMM_ROW_SPLIT;
@@ -969,8 +1007,8 @@ spx_status spx__cuda_spmm_plan_create(spx_ctx *ctx, const spx_spmm_args *a, void
         if ((s = build_bins(ctx, P, bounds)))
             break;
         if (P->alg == SPX_SPMM_AUTO && merge_pays(ctx, P, why, sizeof why)) {
-            P->warp_rows = warp_rows_pay(ctx, P, why, sizeof why);
-            if (!P->warp_rows) {
+            P->row_warps = warp_rows_pay(ctx, P, why, sizeof why) ? 1 : block_rows_pay(ctx, P, why, sizeof why);
+            if (!P->row_warps) {
                 P->alg = SPX_SPMM_MERGE_PATH;
                 s = prepare_merge(ctx, P);
                 break;
@@ -1010,7 +1048,7 @@ spx_status spx__cuda_spmm_plan_create(spx_ctx *ctx, const spx_spmm_args *a, void
             len += snprintf(txt + len, cap - (size_t)len, "%s%s%s; rows binned by length:\n",
                             P->alg == SPX_SPMM_AUTO ? "automatic choice per bin"
                                                     : "algorithm forced for every row",
-                            P->warp_rows ? ": " : "", P->warp_rows ? why : "");
+                            P->row_warps ? ": " : "", P->row_warps ? why : "");
             if (P->panel > 0)
                 len += snprintf(txt + len, cap - (size_t)len,
                                 "  columns in panels of %lld (asked, as a power of two of 16-byte vectors): each "
@@ -1038,7 +1076,7 @@ spx_status spx__cuda_spmm_plan_create(spx_ctx *ctx, const spx_spmm_args *a, void
                                 spx_spmm_alg_name(B->alg));
                 if (B->warps)
                     len += snprintf(txt + len, cap - (size_t)len,
-                                    " (%d warps per row: long rows need more than a warp)\n", B->warps);
+                                    " (%d warps per row, their sums added in shared memory)\n", B->warps);
                 else if (B->team > P->group)
                     len += snprintf(txt + len, cap - (size_t)len,
                                     " (a warp per row: %d lanes cover the columns, %d sub-groups split the entries)\n",

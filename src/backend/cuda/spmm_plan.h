@@ -27,6 +27,16 @@
 #define WARP_ROWS_MIN_AVG 16
 #define WARP_ROWS_MAX_ROW 128
 #define WARP_ROWS_MIN_PER_SM 8
+/* Where merge path would be taken and a warp per row does not pay, AUTO gives
+ * every row a block of W warps (block_rows_pay in spmm_plan.c) when rows hold
+ * at least BLOCK_ROWS_MIN_AVG entries on average and the longest at most
+ * BLOCK_ROWS_MAX_SPREAD times that; W (2 to HUGE_ROW_WARPS) brings the warps
+ * to BLOCK_ROWS_PER_SM per SM or gives each about BLOCK_ROWS_ENTRIES entries
+ * of a row, whichever is more */
+#define BLOCK_ROWS_MIN_AVG 48
+#define BLOCK_ROWS_MAX_SPREAD 2.5
+#define BLOCK_ROWS_PER_SM 24
+#define BLOCK_ROWS_ENTRIES 64
 /* the dense path (dense_pays in spmm_plan.c): the GEMM's useful flop rate
  * over the sparse kernels' on f32 data, on CUDA cores and on tensor cores
  * (tf32, bf16, f16), and the least N */
@@ -67,7 +77,7 @@ typedef struct cuda_plan {
     int32_t *rows_sorted; /* rows grouped by bin; NULL: 0, 1, ... */
     plan_bin bins[NBINS];
     int group;                  /* lanes covering the columns in the row kernels (group x 16 bytes) */
-    int warp_rows;              /* AUTO: a warp per row in every bin (warp_rows_pay) */
+    int row_warps;              /* AUTO, every bin: 1 a warp per row (warp_rows_pay), W > 1 W warps (block_rows_pay) */
     int64_t panel;              /* columns per tile of the row kernels (0: as wide as the group allows) */
     spx_cuda_tiled_shape tiled; /* TILED: block shape and chunk of k */
     int32_t *tiled_row;         /* TILED: slots (spx_cuda_tiled_slots) */
