@@ -731,6 +731,13 @@ static bool merge_pays(spx_ctx *ctx, const cuda_plan *P, char *why, size_t whyle
     return false;
 }
 
+/* Warps of the row kernels at one warp per row and column tile, the column
+ * group covering N (what warp_rows_pay and block_rows_pay count). */
+static int64_t row_tile_warps(const cuda_plan *P)
+{
+    return P->m * column_tiles(P, spx__plan_group_for_n(P->n, P->dtype));
+}
+
 /* Where merge path would be taken, AUTO gives every row a warp per column
  * tile instead (the binned row kernels, one launch, no row cut) when rows
  * hold WARP_ROWS_MIN_AVG to WARP_ROWS_MAX_ROW entries (enough that a warp's
@@ -745,7 +752,7 @@ static bool merge_pays(spx_ctx *ctx, const cuda_plan *P, char *why, size_t whyle
  * (citeseer, ani4, cryg2500 at N = 256) lost 11-23 %. */
 static bool warp_rows_pay(spx_ctx *ctx, const cuda_plan *P, char *why, size_t whylen)
 {
-    const int64_t warps = P->m * column_tiles(P, spx__plan_group_for_n(P->n, P->dtype));
+    const int64_t warps = row_tile_warps(P);
     if (P->dtype != SPX_F32 || P->csr.nnz < WARP_ROWS_MIN_AVG * P->m || P->max_row > WARP_ROWS_MAX_ROW ||
         warps < WARP_ROWS_MIN_PER_SM * spx__cuda_sm_count(ctx) || warps > 64 * spx__cuda_sm_count(ctx))
         return false;
@@ -777,8 +784,7 @@ static int block_rows_pay(spx_ctx *ctx, const cuda_plan *P, char *why, size_t wh
     const double avg = (double)P->csr.nnz / (double)P->m;
     if (avg < BLOCK_ROWS_MIN_AVG || (double)P->max_row > BLOCK_ROWS_MAX_SPREAD * avg)
         return 0;
-    const int64_t rows = P->m * column_tiles(P, spx__plan_group_for_n(P->n, P->dtype)),
-                  want = BLOCK_ROWS_PER_SM * spx__cuda_sm_count(ctx);
+    const int64_t rows = row_tile_warps(P), want = BLOCK_ROWS_PER_SM * spx__cuda_sm_count(ctx);
     int w = 1;
     while (w < HUGE_ROW_WARPS && (rows * w < want || 2.0 * w * BLOCK_ROWS_ENTRIES <= avg))
         w *= 2;
