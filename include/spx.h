@@ -589,7 +589,19 @@ typedef struct spx_spmm_options {
      * vectors of values (0: 8). With SPX_SPMM_BAND forced: the same widths
      * (0: the planner's choice). */
     int64_t panel_cols;
+    /* Slabs of A's columns (CUDA, AUTO and the row kernels; other forced
+     * algorithms refuse a value above 1). With S slabs, each column tile of
+     * B and C (128 bytes of a row, or panel_cols) is computed slab by slab:
+     * entries in columns [s k / S, (s + 1) k / S) in launch s, C adding up
+     * the slabs' sums (beta applies to the first), so that the B rows one
+     * launch gathers stay in the L2 cache. Pays when B is several times the
+     * L2 cache, rows are long and neighbouring rows share few columns (the
+     * planner's rule); costs C's traffic once per slab and (S - 1) x rows
+     * offsets of device memory. 0: the planner decides; 1: never; at most
+     * SPX_SPMM_MAX_K_SLABS. */
+    int64_t k_slabs;
 } spx_spmm_options;
+#define SPX_SPMM_MAX_K_SLABS 256
 
 SPX_API const char *spx_spmm_alg_name(spx_spmm_alg alg);
 SPX_API spx_status spx_spmm_alg_from_name(const char *name, spx_spmm_alg *out);

@@ -229,6 +229,12 @@ static void test_bad_input(void)
                     "leading dimension 2 < 3");
         CHECK_FAILS(ctx, spx_spmm(ctx, SPX_OP_NONE, 1, Abad, &B.d, 0, &C.d), SPX_ERR_INVALID_MATRIX,
                     "column index 9 out of range [0, 7)");
+        const spx_spmm_options slabs_neg = {.k_slabs = -1},
+                               slabs_merge = {.alg = SPX_SPMM_MERGE_PATH, .k_slabs = 2};
+        CHECK_FAILS(ctx, spx_spmm_ex(ctx, SPX_OP_NONE, 1, A, &B.d, 0, &C.d, &slabs_neg), INV,
+                    "k_slabs must be 0 to 256 (got -1)");
+        CHECK_FAILS(ctx, spx_spmm_ex(ctx, SPX_OP_NONE, 1, A, &B.d, 0, &C.d, &slabs_merge), INV,
+                    "k_slabs applies to AUTO and the row kernels");
         CHECK_FAILS(ctx, spx_spmv(ctx, SPX_OP_NONE, 1, A, &x2, 0, &y.d), SPX_ERR_SHAPE,
                     "x must be a vector (k x 1) but is 7x2");
         CHECK_FAILS(ctx, spx_spmv(ctx, SPX_OP_NONE, 1, A, &x6.d, 0, &y.d), SPX_ERR_SHAPE,

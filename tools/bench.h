@@ -54,6 +54,7 @@ typedef struct bench_opts {
     double budget_ms; /* per implementation and case: fewer repeats past this */
     spx_precision precision;
     int64_t panel_cols; /* spx_spmm_options.panel_cols for every spx plan */
+    int64_t k_slabs;    /* spx_spmm_options.k_slabs for every spx plan that takes it */
     spx_spmm_alg algs[BENCH_MAX_ALGS];
     int nalgs;
     bool dense, cusparse;

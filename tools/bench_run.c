@@ -324,7 +324,10 @@ static void run_spx(bench *b, bench_job *j, spx_spmm_alg alg)
         return;
     r->precision = spx_precision_name(b->o.precision);
     r->bound = b->o.precision == SPX_PRECISION_EXACT ? 1e-4 : 1e-2;
-    spx_spmm_options opts = {.alg = alg, .precision = b->o.precision, .panel_cols = b->o.panel_cols};
+    const bool row_kernels = alg == SPX_SPMM_AUTO || alg == SPX_SPMM_ROW_SPLIT || alg == SPX_SPMM_WARP_ROW ||
+                             alg == SPX_SPMM_BLOCK_ROW; /* the algorithms that take k_slabs */
+    spx_spmm_options opts = {.alg = alg, .precision = b->o.precision, .panel_cols = b->o.panel_cols,
+                             .k_slabs = row_kernels ? b->o.k_slabs : 0};
     spx_spmm_plan *plan = NULL;
     spx_status s = spx_spmm_plan_create(b->ctx, SPX_OP_NONE, j->mat->dA, j->n, SPX_F32, &opts, &plan);
     if (s) {

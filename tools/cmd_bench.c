@@ -21,6 +21,8 @@ static const char help_text[] =
     "         [--algs auto,row_split,...|all] [--precision exact|tf32|bf16|f16]\n"
     "         [--panel W]  (column panel width of AUTO's row kernels, or TILED's and BAND's column tile;\n"
     "                       0: no panels, the planner's tile for TILED and BAND)\n"
+    "         [--k-slabs S]  (slabs of A's columns for AUTO and the row kernels; 0: the planner's choice,\n"
+    "                       1: none)\n"
     "         [--csv FILE] [--json FILE] [--data DIR] [--seed S] [--no-dense] [--no-cusparse]\n"
     "\n"
     "Times spx's SpMM (C = A B, A f32 CSR, B and C row-major f32 on the device) for each\n"
@@ -122,7 +124,7 @@ static int parse_options(cli_args *a, bench *b, bench_case **cases, int *ncases)
                         "--budget-ms positive");
         return CLI_USAGE;
     }
-    if (!cli_i64(a, "panel", 0, &o->panel_cols))
+    if (!cli_i64(a, "panel", 0, &o->panel_cols) || !cli_i64(a, "k-slabs", 0, &o->k_slabs))
         return CLI_USAGE;
     o->dense = !cli_flag(a, "no-dense");
     o->cusparse = !cli_flag(a, "no-cusparse");
@@ -344,7 +346,7 @@ int cmd_bench(int argc, char **argv)
     cli_args a;
     int r = cli_parse_n(argc - 1, argv + 1, "no-dense|no-cusparse|help",
                         "suite|matrix|gen|n|dlmc-n|repeat|warmup|budget-ms|algs|precision|csv|json|"
-                        "data|seed|panel",
+                        "data|seed|panel|k-slabs",
                         0, NULL, &a);
     if (r)
         return r;

@@ -48,7 +48,7 @@ int cmd_spmm(int argc, char **argv)
     cli_args a;
     int r = cli_parse_n(argc, argv, "check|explain|deterministic",
                         "n|b|seed|out|backend|op|alpha|beta|dtype|index|format|block|sell-c|sigma|repeat|threads|"
-                        "alg|precision|panel",
+                        "alg|precision|panel|k-slabs",
                         1, "expected one matrix file A", &a);
     if (r)
         return r;
@@ -78,7 +78,7 @@ int cmd_spmm(int argc, char **argv)
         cli_usage_error("unknown precision '%s' (exact, tf32, bf16, f16)", precname);
         return CLI_USAGE;
     }
-    if (!cli_i64(&a, "panel", 0, &so.panel_cols))
+    if (!cli_i64(&a, "panel", 0, &so.panel_cols) || !cli_i64(&a, "k-slabs", 0, &so.k_slabs))
         return CLI_USAGE;
     if ((bfile != NULL) == (n > 0)) {
         cli_usage_error("give either --n N (random B with N columns) or --b B.mtx");

@@ -15,7 +15,7 @@ static void usage(FILE *f)
             "  spmm A (--n N [--seed S] | --b B.mtx) [--out C.mtx] [--backend ref|cpu|cuda]\n"
             "       [--check] [--op n|t] [--alpha X] [--beta Y] [--dtype T] [--format F]\n"
             "       [--repeat R] [--threads T] [--alg A] [--precision P] [--explain] [--deterministic]\n"
-            "                                           C = alpha op(A) B + beta C\n"
+            "       [--panel W] [--k-slabs S]            C = alpha op(A) B + beta C\n"
             "  spgemm A B [--semiring plus_times|min_plus|max_plus|max_times|min_times|or_and|plus_pair|avos]\n"
             "       [--mask upper|strict-upper|lower|strict-lower|M.mtx] [--complement-mask]\n"
             "       [--mode deterministic|fast] [--op-a n|t] [--op-b n|t] [--backend B] [--out C.mtx] [--check]\n"

@@ -101,6 +101,14 @@ static spx_status check_options(spx_ctx *ctx, spmm_names nm, const spx_spmm_opti
         return spx__fail(ctx, SPX_ERR_INVALID_ARGUMENT, "%s: invalid algorithm %d", nm.fn, (int)o->alg);
     if ((int)o->precision < SPX_PRECISION_EXACT || (int)o->precision > SPX_PRECISION_F16)
         return spx__fail(ctx, SPX_ERR_INVALID_ARGUMENT, "%s: invalid precision %d", nm.fn, (int)o->precision);
+    if (o->k_slabs < 0 || o->k_slabs > SPX_SPMM_MAX_K_SLABS)
+        return spx__fail(ctx, SPX_ERR_INVALID_ARGUMENT, "%s: k_slabs must be 0 to %d (got %lld)", nm.fn,
+                         SPX_SPMM_MAX_K_SLABS, LL(o->k_slabs));
+    if (o->k_slabs > 1 && o->alg != SPX_SPMM_AUTO && o->alg != SPX_SPMM_ROW_SPLIT && o->alg != SPX_SPMM_WARP_ROW &&
+        o->alg != SPX_SPMM_BLOCK_ROW)
+        return spx__fail(ctx, SPX_ERR_INVALID_ARGUMENT,
+                         "%s: k_slabs applies to AUTO and the row kernels (row_split, warp_row, block_row), not %s",
+                         nm.fn, spx_spmm_alg_name(o->alg));
     for (int i = 0; i < 4; i++)
         if (o->bin_bounds[i] < 0 || (i > 0 && o->bin_bounds[i] && o->bin_bounds[i] < o->bin_bounds[i - 1]))
             return spx__fail(ctx, SPX_ERR_INVALID_ARGUMENT,

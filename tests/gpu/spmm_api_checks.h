@@ -407,27 +407,34 @@ static void check_plans(void)
             spx_spmm_alg alg;
             spx_precision prec;
             spx_status want, want2;
+            int64_t k_slabs;
         } bad[] = {
             {"plan for NULL A", 1, 0, SPX_OP_NONE, 8, SPX_F32, SPX_SPMM_AUTO, SPX_PRECISION_EXACT,
-             SPX_ERR_INVALID_ARGUMENT, SPX_ERR_INVALID_ARGUMENT},
+             SPX_ERR_INVALID_ARGUMENT, SPX_ERR_INVALID_ARGUMENT, 0},
             {"plan with NULL out", 0, 1, SPX_OP_NONE, 8, SPX_F32, SPX_SPMM_AUTO,
-             SPX_PRECISION_EXACT, SPX_ERR_INVALID_ARGUMENT, SPX_ERR_INVALID_ARGUMENT},
+             SPX_PRECISION_EXACT, SPX_ERR_INVALID_ARGUMENT, SPX_ERR_INVALID_ARGUMENT, 0},
             {"plan with n = -1", 0, 0, SPX_OP_NONE, -1, SPX_F32, SPX_SPMM_AUTO, SPX_PRECISION_EXACT,
-             SPX_ERR_INVALID_ARGUMENT, SPX_ERR_INVALID_ARGUMENT},
+             SPX_ERR_INVALID_ARGUMENT, SPX_ERR_INVALID_ARGUMENT, 0},
             {"plan with op 5", 0, 0, (spx_op)5, 8, SPX_F32, SPX_SPMM_AUTO, SPX_PRECISION_EXACT,
-             SPX_ERR_INVALID_ARGUMENT, SPX_ERR_INVALID_ARGUMENT},
+             SPX_ERR_INVALID_ARGUMENT, SPX_ERR_INVALID_ARGUMENT, 0},
             {"plan with algorithm 99", 0, 0, SPX_OP_NONE, 8, SPX_F32, (spx_spmm_alg)99,
-             SPX_PRECISION_EXACT, SPX_ERR_INVALID_ARGUMENT, SPX_ERR_INVALID_ARGUMENT},
+             SPX_PRECISION_EXACT, SPX_ERR_INVALID_ARGUMENT, SPX_ERR_INVALID_ARGUMENT, 0},
             {"plan with precision 99", 0, 0, SPX_OP_NONE, 8, SPX_F32, SPX_SPMM_AUTO,
-             (spx_precision)99, SPX_ERR_INVALID_ARGUMENT, SPX_ERR_INVALID_ARGUMENT},
+             (spx_precision)99, SPX_ERR_INVALID_ARGUMENT, SPX_ERR_INVALID_ARGUMENT, 0},
             {"plan for i32 values", 0, 0, SPX_OP_NONE, 8, SPX_I32, SPX_SPMM_AUTO,
-             SPX_PRECISION_EXACT, SPX_ERR_UNSUPPORTED, SPX_ERR_INVALID_ARGUMENT},
+             SPX_PRECISION_EXACT, SPX_ERR_UNSUPPORTED, SPX_ERR_INVALID_ARGUMENT, 0},
             {"plan for f64 B/C with an f32 A", 0, 0, SPX_OP_NONE, 8, SPX_F64, SPX_SPMM_AUTO,
-             SPX_PRECISION_EXACT, SPX_ERR_UNSUPPORTED, SPX_ERR_INVALID_ARGUMENT},
+             SPX_PRECISION_EXACT, SPX_ERR_UNSUPPORTED, SPX_ERR_INVALID_ARGUMENT, 0},
+            {"plan with k_slabs -1", 0, 0, SPX_OP_NONE, 8, SPX_F32, SPX_SPMM_AUTO, SPX_PRECISION_EXACT,
+             SPX_ERR_INVALID_ARGUMENT, SPX_ERR_INVALID_ARGUMENT, -1},
+            {"plan with k_slabs past the most", 0, 0, SPX_OP_NONE, 8, SPX_F32, SPX_SPMM_AUTO, SPX_PRECISION_EXACT,
+             SPX_ERR_INVALID_ARGUMENT, SPX_ERR_INVALID_ARGUMENT, SPX_SPMM_MAX_K_SLABS + 1},
+            {"plan with k_slabs for merge path", 0, 0, SPX_OP_NONE, 8, SPX_F32, SPX_SPMM_MERGE_PATH,
+             SPX_PRECISION_EXACT, SPX_ERR_INVALID_ARGUMENT, SPX_ERR_INVALID_ARGUMENT, 2},
         };
         spx_spmm_plan *untouched = (spx_spmm_plan *)&t, *p = untouched;
         for (size_t i = 0; i < sizeof bad / sizeof bad[0]; i++) {
-            spx_spmm_options o = {.alg = bad[i].alg, .precision = bad[i].prec};
+            spx_spmm_options o = {.alg = bad[i].alg, .precision = bad[i].prec, .k_slabs = bad[i].k_slabs};
             const spx_matrix *A1 = bad[i].null_a ? NULL : t.A;
             expect_error(bad[i].what,
                          spx_spmm_plan_create(g_ctx, bad[i].op, A1, bad[i].n, bad[i].t, &o,

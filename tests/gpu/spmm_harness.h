@@ -258,6 +258,7 @@ typedef struct {
     unsigned precs;    /* bit per spx_precision; 0: the default set for dtype */
     unsigned algs;     /* bit per spx_spmm_alg; 0: all */
     int64_t panel;     /* spx_spmm_options.panel_cols of spx_spmm_ex and plans */
+    int64_t k_slabs;   /* spx_spmm_options.k_slabs of spx_spmm_ex and plans */
     int nan_b_alpha0;  /* runs with alpha == 0 leave B all NaN: B must not be read */
 } tcase;
 
@@ -560,7 +561,7 @@ static spx_status call_once(const tcase *c, tcall *k, const spx_matrix *A,
 {
     trun run = c->runs[k->run];
     spx_dense Bd = tbuf_dense(B, k->mem), Cd = tbuf_dense(C, k->mem);
-    spx_spmm_options o = {.alg = k->alg, .precision = k->prec, .panel_cols = c->panel};
+    spx_spmm_options o = {.alg = k->alg, .precision = k->prec, .panel_cols = c->panel, .k_slabs = c->k_slabs};
     spx_status s;
     if (k->path == PATH_SPMM)
         s = spx_spmm(g_ctx, c->op, run.alpha, A, &Bd, run.beta, &Cd);
@@ -592,7 +593,7 @@ static int run_one(const tcase *c, tcall *k, const spx_matrix *A, const spx_spmm
 static void run_plan(const tcase *c, tcall *k, const spx_matrix *A, tbuf *B, tbuf *C,
                      const tref *ref)
 {
-    spx_spmm_options o = {.alg = k->alg, .precision = k->prec, .panel_cols = c->panel};
+    spx_spmm_options o = {.alg = k->alg, .precision = k->prec, .panel_cols = c->panel, .k_slabs = c->k_slabs};
     spx_spmm_plan *plan = NULL;
     k->run = 0;
     spx_status s = spx_spmm_plan_create(g_ctx, c->op, A, c->n, c->dtype, &o, &plan);

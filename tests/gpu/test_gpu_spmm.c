@@ -340,6 +340,77 @@ static void whole_rows_shapes(void)
     }
 }
 
+/* Slabs of A's columns (spx_spmm_options.k_slabs) asked of AUTO and the row
+ * kernels: rows with none, few or many entries in a slab, N of one column to
+ * several column tiles, B one element off alignment, leading dimensions
+ * padded, op N and T, every float type; more slabs than columns. Then the
+ * planner's own choice: uniform random rows of 64 entries whose B is 4.5
+ * times the L2 cache (N = 64) must run in slabs. */
+static void k_slabs_shapes(void)
+{
+    static const spx_dtype types_all[] = {SPX_F32, SPX_F64, SPX_F16, SPX_BF16};
+    const unsigned row_algs = 1u << SPX_SPMM_AUTO | 1u << SPX_SPMM_ROW_SPLIT | 1u << SPX_SPMM_WARP_ROW |
+                              1u << SPX_SPMM_BLOCK_ROW;
+    static const int64_t ns[] = {33, 1, 7, 130};
+    tmat t;
+    if (tmat_make(&t, build_random_rows(700, 3000, 0, 40, 1, SPX_INDEX_I32), SPX_CSR, NULL, "k slabs 700x3000"))
+        for (size_t i = 0; i < sizeof ns / sizeof ns[0]; i++)
+            for (int op = 0; op < 2; op++) {
+                tcase c = case_make(&t, op ? SPX_OP_TRANSPOSE : SPX_OP_NONE, SPX_F32, ns[i]);
+                c.algs = row_algs;
+                c.k_slabs = i == 0 ? 3 : 5;
+                c.off_b = ns[i] == 130;
+                c.pad_c = ns[i] == 7 ? 2 : 0;
+                if (i == 0 && !op)
+                    case_plan_runs(&c);
+                run_case(&c, 0);
+            }
+    tmat_free(&t);
+    for (size_t d = 1; d < 4; d++) {
+        char name[64];
+        snprintf(name, sizeof name, "k slabs 900x2000 %s", spx_dtype_name(types_all[d]));
+        if (tmat_make(&t, astype(build_random_rows(900, 2000, 0, 60, 2, SPX_INDEX_I32), types_all[d], SPX_INDEX_DEFAULT),
+                      SPX_CSR, NULL, name)) {
+            tcase c = case_make(&t, SPX_OP_NONE, types_all[d], 100);
+            c.algs = row_algs;
+            c.k_slabs = 4;
+            run_case(&c, 0);
+        }
+        tmat_free(&t);
+    }
+    /* one row holding half the entries (huge-row bin: blocks of warps per slab) */
+    if (tmat_make(&t, build_dense_row(pick(8192, 2048), pick(4097, 1025)), SPX_CSR, NULL, "k slabs one dense row")) {
+        tcase c = case_make(&t, SPX_OP_NONE, SPX_F32, 64);
+        c.algs = row_algs;
+        c.k_slabs = 7;
+        run_case(&c, 0);
+    }
+    tmat_free(&t);
+    if (tmat_make(&t, build_random_rows(200, 3, 0, 3, 1, SPX_INDEX_I32), SPX_CSR, NULL, "k slabs beyond k")) {
+        tcase c = case_make(&t, SPX_OP_NONE, SPX_F32, 40);
+        c.algs = row_algs;
+        c.k_slabs = SPX_SPMM_MAX_K_SLABS;
+        run_case(&c, 0);
+    }
+    tmat_free(&t);
+    spx_device_info di;
+    memset(&di, 0, sizeof di);
+    if (!g_cuda || spx_ctx_device_info(g_ctx, &di) != SPX_OK || di.l2_bytes <= 0)
+        return;
+    const int64_t n = 64, k = (int64_t)(4.5 * (double)di.l2_bytes / (double)(n * 4));
+    spx_matrix *A = build_random_rows(50000, k, 64, 64, 1, SPX_INDEX_I32);
+    if (A)
+        auto_plan_says(A, n, "slabs", "k slabs chosen");
+    if (tmat_make(&t, A, SPX_CSR, NULL, "k slabs chosen")) {
+        tcase c = case_make(&t, SPX_OP_NONE, SPX_F32, n);
+        c.algs = 1u << SPX_SPMM_AUTO;
+        c.precs = 1u << SPX_PRECISION_EXACT;
+        case_plan_runs(&c);
+        run_case(&c, 0);
+    }
+    tmat_free(&t);
+}
+
 static void hard_shapes(void)
 {
     static const int64_t n_small[] = {7, 1}, n_mid[] = {64, 1000, 1}, n_one[] = {1, 7};
@@ -402,6 +473,7 @@ static void hard_shapes(void)
     shape_matrix(build_random_rows(3000, 2500, 0, 18, 1, SPX_INDEX_I64), "3000x2500 i64", SPX_CSR,
                  NULL, n_odd, 2);
     whole_rows_shapes();
+    k_slabs_shapes();
     /* blocked formats whose blocks and slices do not divide the shape */
     static const int64_t bsr_shapes[][2] = {{4, 4}, {3, 5}, {16, 16}};
     for (size_t b = 0; b < 3; b++) {

@@ -26,6 +26,9 @@ typedef struct spx_cuda_csr {
     int64_t *rowptr;  /* rows + 1 */
     int32_t *colidx;  /* nnz */
     void *vals;       /* nnz values of the plan's dtype; NULL for pattern (all ones) */
+    /* A view of one slab of columns (row kernels only): row r's entries are
+     * [rowptr[r], row_end[r]). NULL: plain CSR, row_end = rowptr + 1. */
+    const int64_t *row_end;
 } spx_cuda_csr;
 
 /* SELL-C-sigma on the device. */
@@ -231,6 +234,12 @@ cudaError_t spx__cuda_sort_rows_by_bin(const unsigned char *bin, int64_t m, int 
  * the largest such distance, and the last value the longest row's length. */
 #define SPX_CUDA_DIAGONAL_BUCKETS 32
 cudaError_t spx__cuda_diagonal_profile(const spx_cuda_csr *A, unsigned long long *stats, cudaStream_t stream);
+/* Slabs of A's columns: starts[(s - 1) * rows + r] = the first entry of row
+ * r in a column >= s * cols / slabs, for s = 1 .. slabs - 1 (columns sorted). */
+cudaError_t spx__cuda_slab_starts(const spx_cuda_csr *A, int slabs, int64_t *starts, cudaStream_t stream);
+/* *shared (zeroed by the caller) += the entries of A whose column the row
+ * before also holds. */
+cudaError_t spx__cuda_shared_columns(const spx_cuda_csr *A, unsigned long long *shared, cudaStream_t stream);
 /* Convert index arrays on the device. */
 cudaError_t spx__cuda_widen_i32(const int32_t *src, int64_t *dst, int64_t n, cudaStream_t stream);
 cudaError_t spx__cuda_narrow_i64(const int64_t *src, int32_t *dst, int64_t n, cudaStream_t stream);

@@ -106,6 +106,60 @@ done:
     return s;
 }
 
+/* The row kernels over A (op(A), or a view of one slab of its columns): bins
+ * of a team of lanes in one launch, then each run of adjacent bins with the
+ * same warps per row (rows_sorted lists the bins in order) in one. */
+static spx_status run_rows(spx_ctx *ctx, const cuda_plan *P, const spx_cuda_csr *A, const spx_cuda_dense_args *d)
+{
+    spx_status s = SPX_OK;
+    spx_cuda_row_segment segs[NBINS];
+    int nsegs = 0;
+    for (int b = 0; b < NBINS; b++)
+        if (P->bins[b].nrows && !P->bins[b].warps)
+            segs[nsegs++] = (spx_cuda_row_segment){P->bins[b].offset, P->bins[b].nrows, P->bins[b].team};
+    if (nsegs &&
+        (s = spx__cuda_check(ctx, spx__cuda_launch_rows(A, P->rows_sorted, segs, nsegs, P->group, d),
+                             "row kernel")))
+        return s;
+    for (int b = 0; b < NBINS && !s; b++) {
+        const plan_bin *B = &P->bins[b];
+        if (!B->nrows || !B->warps)
+            continue;
+        int64_t nrows = B->nrows;
+        while (b + 1 < NBINS && (!P->bins[b + 1].nrows || P->bins[b + 1].warps == B->warps))
+            nrows += P->bins[++b].nrows;
+        s = spx__cuda_check(ctx,
+                            spx__cuda_launch_block_rows(A, P->rows_sorted, B->offset, nrows, B->warps,
+                                                        P->group, d),
+                            "block_row kernel");
+    }
+    return s;
+}
+
+/* Slabs of A's columns: each column tile of B and C (P->panel wide) slab by
+ * slab, so that one launch's B rows stay in the L2 cache; C adds up the
+ * slabs' sums, beta applying to the first (fixed order: bit-exact from run
+ * to run). */
+static spx_status run_slabs(spx_ctx *ctx, const cuda_plan *P, const spx_cuda_dense_args *d)
+{
+    const size_t es = spx_dtype_size(P->dtype);
+    spx_status s = SPX_OK;
+    for (int64_t c0 = 0; c0 < P->n && !s; c0 += P->panel) {
+        spx_cuda_dense_args t = *d;
+        t.n = P->n - c0 < P->panel ? P->n - c0 : P->panel;
+        t.B = (const char *)d->B + (size_t)c0 * es; /* P->panel is a whole number of 16-byte vectors */
+        t.C = (char *)d->C + (size_t)c0 * es;
+        for (int i = 0; i < P->slabs && !s; i++) {
+            spx_cuda_csr slab = P->csr;
+            slab.rowptr = i == 0 ? P->csr.rowptr : P->slab_starts + (i - 1) * P->m;
+            slab.row_end = i + 1 == P->slabs ? P->csr.rowptr + 1 : P->slab_starts + i * P->m;
+            t.beta = i == 0 ? d->beta : 1.0;
+            s = run_rows(ctx, P, &slab, &t);
+        }
+    }
+    return s;
+}
+
 static spx_status run_kernels(spx_ctx *ctx, const cuda_plan *P, spx_cuda_dense_args *d)
 {
     spx_status s = SPX_OK;
@@ -144,31 +198,8 @@ static spx_status run_kernels(spx_ctx *ctx, const cuda_plan *P, spx_cuda_dense_a
     }
     case SPX_SPMM_BAND:
         return spx__cuda_check(ctx, spx__cuda_launch_band(&P->csr, &P->band, d), "band kernel");
-    default: { /* the row kernels: bins of a team of lanes in one launch, then each run of adjacent bins with
-                * the same warps per row (rows_sorted lists the bins in order) in one */
-        spx_cuda_row_segment segs[NBINS];
-        int nsegs = 0;
-        for (int b = 0; b < NBINS; b++)
-            if (P->bins[b].nrows && !P->bins[b].warps)
-                segs[nsegs++] = (spx_cuda_row_segment){P->bins[b].offset, P->bins[b].nrows, P->bins[b].team};
-        if (nsegs &&
-            (s = spx__cuda_check(ctx, spx__cuda_launch_rows(&P->csr, P->rows_sorted, segs, nsegs, P->group, d),
-                                 "row kernel")))
-            return s;
-        for (int b = 0; b < NBINS && !s; b++) {
-            const plan_bin *B = &P->bins[b];
-            if (!B->nrows || !B->warps)
-                continue;
-            int64_t nrows = B->nrows;
-            while (b + 1 < NBINS && (!P->bins[b + 1].nrows || P->bins[b + 1].warps == B->warps))
-                nrows += P->bins[++b].nrows;
-            s = spx__cuda_check(ctx,
-                                spx__cuda_launch_block_rows(&P->csr, P->rows_sorted, B->offset, nrows, B->warps,
-                                                            P->group, d),
-                                "block_row kernel");
-        }
-        return s;
-    }
+    default:
+        return P->slabs > 1 ? run_slabs(ctx, P, d) : run_rows(ctx, P, &P->csr, d);
     }
 }
 

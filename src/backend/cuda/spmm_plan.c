@@ -4,6 +4,7 @@
 #include "backend/cuda/spmm_plan.h"
 #include "format/convert.h"
 
+#include <math.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -173,6 +174,7 @@ spx_status spx__plan_upload_compressed(spx_ctx *ctx, cuda_plan *P, const spx_mat
     out->cols = cols;
     out->nnz = nnz;
     out->vals = NULL;
+    out->row_end = NULL;
     if (cols > INT32_MAX)
         return spx__fail(ctx, SPX_ERR_UNSUPPORTED, "the cuda backend needs fewer than 2^31 columns");
     if ((s = spx__alloc(ctx, (void **)&ptr, rows + 1, sizeof *ptr, "plan offsets")) ||
@@ -921,6 +923,86 @@ static void choose_bin_kernels(spx_ctx *ctx, cuda_plan *P)
 
 static const int64_t default_bounds[4] = {8, 32, 256, 4096};
 
+/* A column tile of the row kernels near `cols` columns: a power of two of
+ * 16-byte vectors, 1 to 32 of them. */
+static int64_t panel_of(const cuda_plan *P, int64_t cols)
+{
+    const int64_t vec = 16 / (int64_t)spx_dtype_size(P->dtype);
+    int64_t lanes = 1;
+    while (lanes < 32 && 2 * lanes * vec <= cols)
+        lanes *= 2;
+    return lanes * vec;
+}
+
+/* AUTO cuts A's columns into S slabs (spx_spmm_options.k_slabs) when the row
+ * kernels' reads of B rows would mostly miss the L2 cache and wait on DRAM:
+ * f32 data with B at least SLAB_MIN_B_OVER_L2 times the L2 cache; rows long
+ * enough (SLAB_MIN_ENTRIES entries per slab on average) that C's extra reads
+ * and writes, once per slab, stay small beside the B rows they save; and
+ * neighbouring rows sharing few columns (at most SLAB_MAX_SHARED of the
+ * entries): rows that share them (block-sparse, banded, most meshes) find
+ * their B rows in L1 or L2 already; and enough B rows read per launch
+ * (SLAB_MIN_LAUNCH_BYTES) that the launches' fixed costs stay small. S gives each launch's slice of B, a
+ * column tile of SLAB_TILE_BYTES of k / S rows, SLAB_L2_SHARE of the L2
+ * cache. Measured on an H100 (docs/PERFORMANCE.md), f32, uniform 1M x 1M
+ * with 128 entries a row: N = 128 21.0 -> 14.3 ms (7 slabs, tiles of 32
+ * columns; 5-8 slabs 14.1-14.9 ms), N = 256 42.1 -> 29.0 ms; tiles of 128
+ * columns in 16-32 slabs took 14.6-18.2 ms (C's passes). With 32 entries a
+ * row slabs lost (N = 128: 5.5 -> 5.8 ms with 4, more with more). Returns
+ * S, or 0. */
+static int slabs_pay(spx_ctx *ctx, cuda_plan *P, char *why, size_t whylen, spx_status *st)
+{
+    const double es = (double)spx_dtype_size(P->dtype), l2 = (double)spx__cuda(ctx)->info.l2_bytes;
+    *st = SPX_OK;
+    if (P->dtype != SPX_F32 || l2 <= 0 || P->m < 2 || (double)P->k * (double)P->n * es < SLAB_MIN_B_OVER_L2 * l2)
+        return 0;
+    const int64_t narrow = panel_of(P, SLAB_TILE_BYTES / (int64_t)es), tile = P->n < narrow ? P->n : narrow;
+    const double slabs = ceil((double)P->k * (double)tile * es / (SLAB_L2_SHARE * l2)),
+                 avg = (double)P->csr.nnz / (double)P->m;
+    const double launches = slabs * (double)((P->n + tile - 1) / tile),
+                 gathered = (double)P->csr.nnz * (double)P->n * es; /* bytes of B rows the product reads */
+    if (slabs < 2 || slabs > SPX_SPMM_MAX_K_SLABS || avg < SLAB_MIN_ENTRIES * slabs ||
+        gathered < SLAB_MIN_LAUNCH_BYTES * launches)
+        return 0;
+    unsigned long long *dev = NULL, shared = 0;
+    cudaStream_t stream = spx__cuda(ctx)->stream;
+    if (!(*st = spx__cuda_alloc(ctx, (void **)&dev, sizeof *dev, "shared columns")) &&
+        !(*st = spx__cuda_check(ctx, cudaMemsetAsync(dev, 0, sizeof *dev, stream), "shared columns")) &&
+        !(*st = spx__cuda_check(ctx, spx__cuda_shared_columns(&P->csr, dev, stream), "shared_columns kernel")) &&
+        !(*st = spx__cuda_download(ctx, &shared, dev, sizeof shared)))
+        *st = spx__cuda_sync(ctx);
+    spx__cuda_free(ctx, dev);
+    const double share = (double)shared / (double)P->csr.nnz;
+    if (*st || share > SLAB_MAX_SHARED)
+        return 0;
+    snprintf(why, whylen,
+             "because B (%.0f MB) is %.1f times the L2 cache, rows hold %.1f entries on average and %.0f%% of the "
+             "entries lie in a column the row before holds",
+             (double)P->k * (double)P->n * es / 1e6, (double)P->k * (double)P->n * es / l2, avg, 100.0 * share);
+    return (int)slabs;
+}
+
+/* The row kernels slab by slab: `slabs` slabs of A's columns, column tiles
+ * of `panel` columns (0: SLAB_TILE_BYTES), rows binned by their whole length
+ * over the slabs (bounds scaled by the slab count, in place). */
+static spx_status prepare_slabs(spx_ctx *ctx, cuda_plan *P, int slabs, int64_t panel, int64_t bounds[4])
+{
+    const int64_t es = (int64_t)spx_dtype_size(P->dtype);
+    spx_status s;
+    P->slabs = slabs;
+    P->panel = panel_of(P, panel > 0 ? panel : SLAB_TILE_BYTES / es);
+    for (int i = 0; i < 4; i++)
+        bounds[i] = bounds[i] > INT64_MAX / slabs ? INT64_MAX : bounds[i] * slabs;
+    if ((s = spx__plan_alloc(ctx, P, (void **)&P->slab_starts, (size_t)((slabs - 1) * P->m) * sizeof(int64_t),
+                             "slab offsets")) ||
+        (s = spx__cuda_check(ctx, spx__cuda_slab_starts(&P->csr, slabs, P->slab_starts, spx__cuda(ctx)->stream),
+                             "slab_starts kernel")) ||
+        (s = spx__cuda_sync(ctx)) || (s = build_bins(ctx, P, bounds)))
+        return s;
+    choose_bin_kernels(ctx, P);
+    return SPX_OK;
+}
+
 spx_status spx__cuda_spmm_plan_create(spx_ctx *ctx, const spx_spmm_args *a, void **out, char **explain)
 {
     const spx_matrix *A = a->A;
@@ -959,7 +1041,7 @@ spx_status spx__cuda_spmm_plan_create(spx_ctx *ctx, const spx_spmm_args *a, void
     P->alg = opts.alg;
     P->precision = opts.precision;
     P->deterministic = ctx->deterministic;
-    char why[512] = "";
+    char why[512] = "", slab_why[256] = "";
     spx_status s = SPX_OK;
     switch (P->alg) {
     case SPX_SPMM_SELL: s = spx__plan_prepare_sell(ctx, P, A, why, sizeof why); break;
@@ -991,6 +1073,11 @@ spx_status spx__cuda_spmm_plan_create(spx_ctx *ctx, const spx_spmm_args *a, void
     default: /* AUTO and the row kernels */
         if ((s = prepare_csr(ctx, P, A, &P->csr)))
             break;
+        if (opts.k_slabs > 1 && P->k > 1) { /* asked: no other algorithm */
+            s = prepare_slabs(ctx, P, (int)(opts.k_slabs < P->k ? opts.k_slabs : P->k), opts.panel_cols, bounds);
+            snprintf(slab_why, sizeof slab_why, "as asked");
+            break;
+        }
         char reason[256];
         if (P->alg == SPX_SPMM_AUTO && dense_pays(ctx, P, reason, sizeof reason)) {
             P->alg = SPX_SPMM_DENSE;
@@ -1010,6 +1097,12 @@ spx_status spx__cuda_spmm_plan_create(spx_ctx *ctx, const spx_spmm_args *a, void
                 P->alg = SPX_SPMM_BAND;
             break;
         }
+        int slabs = P->alg == SPX_SPMM_AUTO && opts.k_slabs == 0 ? slabs_pay(ctx, P, slab_why, sizeof slab_why, &s) : 0;
+        if (s || slabs > 1) {
+            if (slabs > 1)
+                s = prepare_slabs(ctx, P, slabs, opts.panel_cols, bounds);
+            break;
+        }
         if ((s = build_bins(ctx, P, bounds)))
             break;
         if (P->alg == SPX_SPMM_AUTO && merge_pays(ctx, P, why, sizeof why)) {
@@ -1024,14 +1117,8 @@ spx_status spx__cuda_spmm_plan_create(spx_ctx *ctx, const spx_spmm_args *a, void
          * price of reading A once a panel), they were 1.5-4x slower than none
          * on uniform products with B of 19-96 MB and N = 16-48 (H100,
          * docs/PERFORMANCE.md) */
-        if (P->alg == SPX_SPMM_AUTO && opts.panel_cols > 0 && opts.panel_cols < P->n) {
-            /* a tile's lanes: a power of two of 16-byte vectors, 1 to 32 */
-            const int64_t vec = 16 / (int64_t)spx_dtype_size(P->dtype);
-            int64_t lanes = 1;
-            while (lanes < 32 && 2 * lanes * vec <= opts.panel_cols)
-                lanes *= 2;
-            P->panel = lanes * vec;
-        }
+        if (P->alg == SPX_SPMM_AUTO && opts.panel_cols > 0 && opts.panel_cols < P->n)
+            P->panel = panel_of(P, opts.panel_cols);
         choose_bin_kernels(ctx, P);
         break;
     }
@@ -1055,7 +1142,14 @@ spx_status spx__cuda_spmm_plan_create(spx_ctx *ctx, const spx_spmm_args *a, void
                             P->alg == SPX_SPMM_AUTO ? "automatic choice per bin"
                                                     : "algorithm forced for every row",
                             P->row_warps ? ": " : "", P->row_warps ? why : "");
-            if (P->panel > 0)
+            if (P->slabs > 1)
+                len += snprintf(txt + len, cap - (size_t)len,
+                                "  A's columns in %d slabs of about %lld, %s: each column tile of %lld runs slab by "
+                                "slab, one launch each, so that the launch's slice of B (%.1f MB) stays in the L2 "
+                                "cache; C is read and written once per slab (bins count whole rows)\n",
+                                P->slabs, (long long)(P->k / P->slabs), slab_why, (long long)P->panel,
+                                (double)(P->k / P->slabs * P->panel) * (double)spx_dtype_size(P->dtype) / 1e6);
+            else if (P->panel > 0)
                 len += snprintf(txt + len, cap - (size_t)len,
                                 "  columns in panels of %lld (asked, as a power of two of 16-byte vectors): each "
                                 "panel's slice of B is %.1f MB, and A is read %lld times\n",

@@ -55,6 +55,19 @@
 #define BAND_MAX_WINDOW_SHARE 0.125
 #define BAND_MAX_ROW 256 /* entries in the longest row */
 
+/* Slabs of A's columns (slabs_pay in spmm_plan.c): each launch's slice of B,
+ * a column tile of SLAB_TILE_BYTES of its k / S rows, takes SLAB_L2_SHARE of
+ * the L2 cache; AUTO cuts A when B is at least SLAB_MIN_B_OVER_L2 times the L2
+ * cache, rows hold SLAB_MIN_ENTRIES entries per slab on average, at most
+ * SLAB_MAX_SHARED of the entries lie in a column the row before also holds,
+ * and each launch reads SLAB_MIN_LAUNCH_BYTES of B rows or more */
+#define SLAB_TILE_BYTES 128
+#define SLAB_L2_SHARE 0.4
+#define SLAB_MIN_B_OVER_L2 4
+#define SLAB_MIN_ENTRIES 8
+#define SLAB_MAX_SHARED 0.25
+#define SLAB_MIN_LAUNCH_BYTES 32e6
+
 typedef struct plan_bin {
     spx_spmm_alg alg; /* ROW_SPLIT, WARP_ROW or BLOCK_ROW */
     int team, warps; /* lanes per row (row kernels), or warps per row (BLOCK_ROW) */
@@ -79,6 +92,8 @@ typedef struct cuda_plan {
     int group;                  /* lanes covering the columns in the row kernels (group x 16 bytes) */
     int row_warps;              /* AUTO, every bin: 1 a warp per row (warp_rows_pay), W > 1 W warps (block_rows_pay) */
     int64_t panel;              /* columns per tile of the row kernels (0: as wide as the group allows) */
+    int slabs;                  /* slabs of A's columns (0: none); each column tile of `panel` runs slab by slab */
+    int64_t *slab_starts;       /* (slabs - 1) x m: where each row's entries of slabs 1 .. slabs - 1 start */
     spx_cuda_tiled_shape tiled; /* TILED: block shape and chunk of k */
     int32_t *tiled_row;         /* TILED: slots (spx_cuda_tiled_slots) */
     int64_t *tiled_range, tiled_slots;

@@ -8,7 +8,8 @@
 // pairs at once, coalesced, and broadcasts them with shuffles. One launch
 // covers every row bin: each block finds its segment (bin) from the block
 // index. BLOCK_ROW puts several such warps on one row and adds them through
-// shared memory; SELL uses the same loop over SELL-C-sigma slices.
+// shared memory; SELL uses the same loop over SELL-C-sigma slices. A row's
+// entries end at row_end[r] (rowptr[r + 1] unless A is a slab of columns).
 #include "backend/cuda/row_team.cuh"
 
 extern "C" {
@@ -18,7 +19,7 @@ extern "C" {
 namespace {
 
 template <typename T> struct rows_params {
-    const int64_t *rowptr;
+    const int64_t *rowptr, *row_end; // row r: entries [rowptr[r], row_end[r])
     const int32_t *colidx;
     const T *vals;
     const int32_t *rows; // row list; NULL: slot == row
@@ -62,7 +63,7 @@ __global__ void __launch_bounds__(256, sizeof(T) == 4 ? 4 : 1) rows_kernel(const
         const int64_t k = p.seg_offset[s] + slot;
         row = p.rows ? p.rows[k] : k;
         start = p.rowptr[row];
-        len = p.rowptr[row + 1] - start;
+        len = p.row_end[row] - start;
     }
     const int64_t tile_cols = (int64_t)G * V, ntiles = (p.d.n + tile_cols - 1) / tile_cols;
     for (int64_t tile = blockIdx.y; tile < ntiles; tile += gridDim.y) {
@@ -91,7 +92,7 @@ __global__ void __launch_bounds__(512) block_rows_kernel(const rows_params<T> p)
     const int lane = threadIdx.x & 31, warp = threadIdx.x >> 5, nwarps = blockDim.x >> 5;
     const int G = p.group, glane = lane & (G - 1);
     const int64_t k = p.seg_offset[0] + blockIdx.x, row = p.rows ? p.rows[k] : k;
-    const int64_t start = p.rowptr[row], len = p.rowptr[row + 1] - start;
+    const int64_t start = p.rowptr[row], len = p.row_end[row] - start;
     const int64_t tile_cols = (int64_t)G * V, ntiles = (p.d.n + tile_cols - 1) / tile_cols;
     // warp w owns the chunks w, w + nwarps, ... of 32 entries: a strided range
     const int64_t nchunks = (len + 31) / 32;
@@ -149,6 +150,7 @@ cudaError_t launch_rows_t(const spx_cuda_csr *A, const int32_t *rows, const spx_
 {
     rows_params<T> p = make_params<T>(d, group);
     p.rowptr = A->rowptr;
+    p.row_end = A->row_end ? A->row_end : A->rowptr + 1;
     p.colidx = A->colidx;
     p.vals = static_cast<const T *>(A->vals);
     p.rows = rows;
@@ -195,6 +197,7 @@ cudaError_t launch_block_rows_t(const spx_cuda_csr *A, const int32_t *rows, int6
 {
     rows_params<T> p = make_params<T>(d, group);
     p.rowptr = A->rowptr;
+    p.row_end = A->row_end ? A->row_end : A->rowptr + 1;
     p.colidx = A->colidx;
     p.vals = static_cast<const T *>(A->vals);
     p.rows = rows;

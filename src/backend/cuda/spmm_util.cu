@@ -1,5 +1,6 @@
 // Device helpers of the SpMM planner: row-length bins, stable grouping of
-// rows by bin (CUB radix sort), index widening/narrowing and dense transposes
+// rows by bin (CUB radix sort), slabs of columns and the columns neighbouring
+// rows share, index widening/narrowing and dense transposes
 // (column-major operands are transposed into row-major workspace).
 #include <cub/device/device_radix_sort.cuh>
 
@@ -65,6 +66,50 @@ __global__ void diagonal_profile_kernel(const int64_t *__restrict__ rowptr, cons
             atomicMax(&stats[i], s[i]);
 }
 
+// A thread per row: a binary search for each slab boundary, each from the
+// last one's result.
+__global__ void slab_starts_kernel(const int64_t *__restrict__ rowptr, const int32_t *__restrict__ colidx, int64_t m,
+                                   int64_t k, int slabs, int64_t *starts)
+{
+    for (int64_t r = (int64_t)blockIdx.x * blockDim.x + threadIdx.x; r < m; r += (int64_t)gridDim.x * blockDim.x) {
+        int64_t lo = rowptr[r];
+        const int64_t end = rowptr[r + 1];
+        for (int s = 1; s < slabs; s++) {
+            const int64_t bound = k * s / slabs;
+            int64_t hi = end;
+            while (lo < hi) {
+                const int64_t mid = lo + (hi - lo) / 2;
+                if (colidx[mid] < bound)
+                    lo = mid + 1;
+                else
+                    hi = mid;
+            }
+            starts[(int64_t)(s - 1) * m + r] = lo;
+        }
+    }
+}
+
+// A thread per row merges its sorted columns with the row before's.
+__global__ void shared_columns_kernel(const int64_t *__restrict__ rowptr, const int32_t *__restrict__ colidx,
+                                      int64_t m, unsigned long long *shared)
+{
+    unsigned long long mine = 0;
+    for (int64_t r = 1 + (int64_t)blockIdx.x * blockDim.x + threadIdx.x; r < m; r += (int64_t)gridDim.x * blockDim.x) {
+        int64_t i = rowptr[r], j = rowptr[r - 1];
+        const int64_t ie = rowptr[r + 1], je = rowptr[r];
+        while (i < ie && j < je) {
+            const int32_t a = colidx[i], b = colidx[j];
+            mine += a == b;
+            i += a <= b;
+            j += b <= a;
+        }
+    }
+    for (int o = 16; o > 0; o >>= 1)
+        mine += __shfl_xor_sync(0xffffffffu, mine, o);
+    if ((threadIdx.x & 31) == 0 && mine)
+        atomicAdd(shared, mine);
+}
+
 __global__ void iota_kernel(int32_t *out, int64_t n)
 {
     for (int64_t i = (int64_t)blockIdx.x * blockDim.x + threadIdx.x; i < n;
@@ -126,6 +171,23 @@ extern "C" cudaError_t spx__cuda_row_bins(const spx_cuda_csr *A, const int64_t b
         return cudaSuccess;
     bins_kernel<<<grid_1d(A->rows), 256, 0, stream>>>(A->rowptr, A->rows, bounds[0], bounds[1], bounds[2],
                                                        bounds[3], bin, stats);
+    return cudaGetLastError();
+}
+
+extern "C" cudaError_t spx__cuda_slab_starts(const spx_cuda_csr *A, int slabs, int64_t *starts, cudaStream_t stream)
+{
+    if (A->rows <= 0 || slabs < 2)
+        return cudaSuccess;
+    slab_starts_kernel<<<grid_1d(A->rows), 256, 0, stream>>>(A->rowptr, A->colidx, A->rows, A->cols, slabs, starts);
+    return cudaGetLastError();
+}
+
+extern "C" cudaError_t spx__cuda_shared_columns(const spx_cuda_csr *A, unsigned long long *shared,
+                                                cudaStream_t stream)
+{
+    if (A->rows <= 1)
+        return cudaSuccess;
+    shared_columns_kernel<<<grid_1d(A->rows), 256, 0, stream>>>(A->rowptr, A->colidx, A->rows, shared);
     return cudaGetLastError();
 }
 
