@@ -942,9 +942,9 @@ static int64_t panel_of(const cuda_plan *P, int64_t cols)
  * neighbouring rows sharing few columns (at most SLAB_MAX_SHARED of the
  * entries): rows that share them (block-sparse, banded, most meshes) find
  * their B rows in L1 or L2 already; and enough B rows read per launch
- * (SLAB_MIN_LAUNCH_BYTES) that the launches' fixed costs stay small. S gives each launch's slice of B, a
- * column tile of SLAB_TILE_BYTES of k / S rows, SLAB_L2_SHARE of the L2
- * cache. Measured on an H100 (docs/PERFORMANCE.md), f32, uniform 1M x 1M
+ * (SLAB_MIN_LAUNCH_BYTES) that the launches' fixed costs stay small. S gives
+ * each launch's slice of B, a column tile of SLAB_TILE_BYTES of k / S rows,
+ * SLAB_L2_SHARE of the L2 cache. Measured on an H100 (docs/PERFORMANCE.md), f32, uniform 1M x 1M
  * with 128 entries a row: N = 128 21.0 -> 14.3 ms (7 slabs, tiles of 32
  * columns; 5-8 slabs 14.1-14.9 ms), N = 256 42.1 -> 29.0 ms; tiles of 128
  * columns in 16-32 slabs took 14.6-18.2 ms (C's passes). With 32 entries a
