@@ -49,6 +49,7 @@
 extern "C" {
 #include "backend/cuda/spgemm_cuda.h"
 }
+#include "backend/cuda/sorted_columns.cuh"
 #include "core/semiring.h"
 
 #define SPX_GEMM_FULL 0xffffffffu
@@ -117,20 +118,6 @@ template <bool GLOB, typename T> __device__ __forceinline__ T ld(const T *p)
         return *(const volatile T *)p;
 }
 
-// First position in [b, e) whose column is >= v (columns sorted).
-__device__ __forceinline__ int64_t lower_bound(const int32_t *__restrict__ col, int64_t b, int64_t e,
-                                               int32_t v)
-{
-    while (b < e) {
-        int64_t m = b + ((e - b) >> 1);
-        if (__ldg(col + m) < v)
-            b = m + 1;
-        else
-            e = m;
-    }
-    return b;
-}
-
 // ---- row geometry ---------------------------------------------------------------
 
 // Columns [lo, hi) the mask leaves to row i (a plain matrix mask: its row's
@@ -175,9 +162,9 @@ __device__ __forceinline__ void cut_row(const int32_t *__restrict__ col, int64_t
                                         int32_t lo, int32_t hi, int64_t n)
 {
     if (lo > 0 && *qb < *qe && __ldg(col + *qb) < lo)
-        *qb = lower_bound(col, *qb, *qe, lo);
+        *qb = lower_bound_col(col, *qb, *qe, lo);
     if (hi < n && *qb < *qe && __ldg(col + *qe - 1) >= hi)
-        *qe = lower_bound(col, *qb, *qe, hi);
+        *qe = lower_bound_col(col, *qb, *qe, hi);
 }
 
 __device__ __forceinline__ void flag_overflow(const spx_gemm_dev &d, int64_t i)
@@ -612,7 +599,7 @@ __device__ __forceinline__ bool mask_keeps(const spx_gemm_dev &d, int32_t j, int
 {
     if (!d.M.ptr)
         return true;
-    const int64_t x = lower_bound(d.M.col, mb, me, j);
+    const int64_t x = lower_bound_col(d.M.col, mb, me, j);
     return (x < me && __ldg(d.M.col + x) == j) != (d.complement != 0);
 }
 
@@ -685,7 +672,7 @@ __device__ int64_t write_row(const spx_gemm_dev &d, int64_t i, const int32_t *ke
             if (e < kept) {
                 j = ld<GLOB>(key + e);
                 v = ld<GLOB>(val + e);
-                ra = lower_bound(d.acc.col, ab, ae, j) - ab;
+                ra = lower_bound_col(d.acc.col, ab, ae, j) - ab;
                 matched = ra < alen && __ldg(d.acc.col + ab + ra) == j;
                 if (matched) {
                     const T a = Cv[ab + ra];
@@ -1276,7 +1263,7 @@ __device__ void window_row(const spx_gemm_dev &d, int64_t i, unsigned char *tmem
         t.lo = (int32_t)wlo;
         const int64_t claimed = fill_table<SR, SPX_GEMM_BLOCK, NUM, ORD, false>(
             d, i, t, st, wlo > lo ? (int32_t)wlo : lo, whi < hi ? (int32_t)whi : hi, mb, me);
-        const int64_t xe = whi == rhi ? ae : lower_bound(d.acc.col, xb, ae, (int32_t)whi);
+        const int64_t xe = whi == rhi ? ae : lower_bound_col(d.acc.col, xb, ae, (int32_t)whi);
         if constexpr (NUM)
             done += emit_row<SR, SPX_GEMM_BLOCK, false>(d, i, t, st, xb, xe, out0 + done);
         else

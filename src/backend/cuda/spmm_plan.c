@@ -952,9 +952,10 @@ static int64_t panel_of(const cuda_plan *P, int64_t cols)
  * S, or 0. */
 static int slabs_pay(spx_ctx *ctx, cuda_plan *P, char *why, size_t whylen, spx_status *st)
 {
-    const double es = (double)spx_dtype_size(P->dtype), l2 = (double)spx__cuda(ctx)->info.l2_bytes;
+    const double es = (double)spx_dtype_size(P->dtype), l2 = (double)spx__cuda(ctx)->info.l2_bytes,
+                 b_bytes = (double)P->k * (double)P->n * es;
     *st = SPX_OK;
-    if (P->dtype != SPX_F32 || l2 <= 0 || P->m < 2 || (double)P->k * (double)P->n * es < SLAB_MIN_B_OVER_L2 * l2)
+    if (P->dtype != SPX_F32 || l2 <= 0 || P->m < 2 || b_bytes < SLAB_MIN_B_OVER_L2 * l2)
         return 0;
     const int64_t narrow = panel_of(P, SLAB_TILE_BYTES / (int64_t)es), tile = P->n < narrow ? P->n : narrow;
     const double slabs = ceil((double)P->k * (double)tile * es / (SLAB_L2_SHARE * l2)),
@@ -978,7 +979,7 @@ static int slabs_pay(spx_ctx *ctx, cuda_plan *P, char *why, size_t whylen, spx_s
     snprintf(why, whylen,
              "because B (%.0f MB) is %.1f times the L2 cache, rows hold %.1f entries on average and %.0f%% of the "
              "entries lie in a column the row before holds",
-             (double)P->k * (double)P->n * es / 1e6, (double)P->k * (double)P->n * es / l2, avg, 100.0 * share);
+             b_bytes / 1e6, b_bytes / l2, avg, 100.0 * share);
     return (int)slabs;
 }
 

@@ -5,6 +5,7 @@
 #include <cub/device/device_radix_sort.cuh>
 
 #include "backend/cuda/device_types.cuh"
+#include "backend/cuda/sorted_columns.cuh"
 
 extern "C" {
 #include "backend/cuda/spmm_cuda.h"
@@ -75,15 +76,7 @@ __global__ void slab_starts_kernel(const int64_t *__restrict__ rowptr, const int
         int64_t lo = rowptr[r];
         const int64_t end = rowptr[r + 1];
         for (int s = 1; s < slabs; s++) {
-            const int64_t bound = k * s / slabs;
-            int64_t hi = end;
-            while (lo < hi) {
-                const int64_t mid = lo + (hi - lo) / 2;
-                if (colidx[mid] < bound)
-                    lo = mid + 1;
-                else
-                    hi = mid;
-            }
+            lo = lower_bound_col(colidx, lo, end, (int32_t)(k * s / slabs));
             starts[(int64_t)(s - 1) * m + r] = lo;
         }
     }
