@@ -411,6 +411,46 @@ static void k_slabs_shapes(void)
     tmat_free(&t);
 }
 
+/* GATHER_TC: k cut into chunks of B's rows (3000 rows of B with op N, 700
+ * with op T: several chunks at every operand width), N over several column
+ * tiles and off the 16-byte vector (300) or within one narrow tile (40), f16
+ * and bf16 data; and a product wide enough for 256-byte column tiles. */
+static void gather_shapes(void)
+{
+    static const int64_t ns[] = {300, 40};
+    static const spx_dtype halves[] = {SPX_F16, SPX_BF16};
+    const unsigned algs = 1u << SPX_SPMM_GATHER_TC | 1u << SPX_SPMM_AUTO;
+    const int64_t rows = pick(700, 300);
+    tmat t;
+    for (int h = 0; h < 2; h++) {
+        spx_matrix *X = astype(build_random_rows(rows, 3000, 150, 300, 1, SPX_INDEX_I32), halves[h], SPX_INDEX_DEFAULT);
+        if (tmat_make(&t, X, SPX_CSR, NULL, h ? "gather chunks bf16" : "gather chunks f16")) {
+            tcase c = case_make(&t, SPX_OP_NONE, halves[h], 300);
+            c.algs = algs;
+            run_case(&c, 0);
+        }
+        tmat_free(&t);
+    }
+    if (tmat_make(&t, build_random_rows(rows, 3000, 150, 300, 1, SPX_INDEX_I32), SPX_CSR, NULL, "gather chunks")) {
+        for (int op = 0; op < 2; op++)
+            for (int i = 0; i < 2; i++) {
+                tcase c = case_make(&t, op ? SPX_OP_TRANSPOSE : SPX_OP_NONE, SPX_F32, ns[i]);
+                c.algs = algs;
+                if (i == 0)
+                    case_plan_runs(&c);
+                run_case(&c, 0);
+            }
+    }
+    tmat_free(&t);
+    /* enough blocks for 256-byte column tiles (on GPUs of up to 288 SMs), k in two chunks of them */
+    if (tmat_make(&t, build_random_rows(4096, 600, 20, 40, 1, SPX_INDEX_I32), SPX_CSR, NULL, "gather wide tiles")) {
+        tcase c = case_make(&t, SPX_OP_NONE, SPX_F32, 2200);
+        c.algs = 1u << SPX_SPMM_GATHER_TC;
+        run_case(&c, 0);
+    }
+    tmat_free(&t);
+}
+
 static void hard_shapes(void)
 {
     static const int64_t n_small[] = {7, 1}, n_mid[] = {64, 1000, 1}, n_one[] = {1, 7};
@@ -474,6 +514,7 @@ static void hard_shapes(void)
                  NULL, n_odd, 2);
     whole_rows_shapes();
     k_slabs_shapes();
+    gather_shapes();
     /* blocked formats whose blocks and slices do not divide the shape */
     static const int64_t bsr_shapes[][2] = {{4, 4}, {3, 5}, {16, 16}};
     for (size_t b = 0; b < 3; b++) {

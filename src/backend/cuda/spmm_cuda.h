@@ -155,15 +155,26 @@ cudaError_t spx__cuda_launch_bsr(const spx_cuda_bsr *A, spx_precision prec,
                                  const spx_cuda_dense_args *d);
 int spx__cuda_bsr_tc_supported(const spx_cuda_bsr *A, spx_dtype dtype, spx_precision prec);
 
-/* Gather-GEMM on tensor cores: groups of 16 rows densified over the union of
- * their columns. */
+/* Gather-GEMM on tensor cores: rows in groups of 16, each stored densely over
+ * the union of its columns in steps of 16 slots per chunk of kc rows of B. A
+ * block of SPX_CUDA_GATHER_WARPS warps (one group each; fewer warps per block
+ * were no faster) holds a chunk x tile_bytes of B's columns in shared memory,
+ * rows at a stride of tile_bytes + 16 bytes (f16/bf16 operands) or + 32
+ * (tf32): consecutive runs of 8 (f16/bf16) or 4 (tf32) slots name rows of
+ * distinct residues mod 8 or 4 where the union allows, so that an ldmatrix or
+ * shared load of a run touches distinct banks. */
+#define SPX_CUDA_GATHER_WARPS 8
 typedef struct spx_cuda_gather {
-    int64_t ngroups;
-    int32_t *group_rows;  /* ngroups * 16 output rows, -1 for padding */
-    int64_t *union_ptr;   /* ngroups + 1: offsets into union_cols, multiples of 8 */
-    int32_t *union_cols;  /* union column lists, padded with the last column */
-    void *tile_vals;      /* per group: 16 x union_len values, row-major, in the TC type */
+    int64_t ngroups, k, kc; /* kc: rows of B a chunk, a multiple of 8 */
+    int tile_bytes;         /* bytes of a B row a block holds: 128 or 256 */
+    int32_t *group_rows;    /* ngroups * 16 output rows, -1 for padding */
+    int64_t *step_ptr;      /* ngroups * chunks + 1: steps of group g in chunk c at [g * chunks + c] */
+    int32_t *slot_cols;     /* 16 columns of B a step (padding slots hold zeros in the fragments) */
+    void *frags;            /* per step, the A fragments of mma.sync in lane order: 16 x 16 values of the
+                               operand type (f16/bf16, or f32 for tf32) */
 } spx_cuda_gather;
+/* Dynamic shared memory of a GATHER_TC block. */
+size_t spx__cuda_gather_smem(int64_t kc, int tile_bytes, size_t operand_size);
 cudaError_t spx__cuda_launch_gather_tc(const spx_cuda_gather *G, spx_precision prec,
                                        const spx_cuda_dense_args *d);
 

@@ -63,13 +63,13 @@ static spx_status dense_in_place(spx_ctx *ctx, const cuda_plan *P, const spx_cud
 
 /* The algorithms that multiply zeros A does not hold (dense, BSR, gather_tc;
  * spmm_dense.cu says why): a copy of B without its non-finite values (in the
- * GEMM's type for the dense path, B's own for the kernels), the algorithm on
+ * operands' type for the dense path and gather_tc, B's own for BSR), the algorithm on
  * it, then those values' terms; or, on the dense path with beta = 0, no copy
  * (dense_in_place). */
 static spx_status run_on_finite_b(spx_ctx *ctx, const cuda_plan *P, const spx_cuda_dense_args *d)
 {
-    const bool dense = P->alg == SPX_SPMM_DENSE;
-    const spx_dtype t = spx__plan_operand_type(P), copy = dense ? t : P->dtype;
+    const bool dense = P->alg == SPX_SPMM_DENSE, as_operand = dense || P->alg == SPX_SPMM_GATHER_TC;
+    const spx_dtype t = spx__plan_operand_type(P), copy = as_operand ? t : P->dtype;
     const int64_t ldo = spx__cuda_row16(P->n, copy), chunks = spx__cuda_dense_chunks(P->n);
     if (P->m == 0 || P->n == 0)
         return SPX_OK;
@@ -87,7 +87,7 @@ static spx_status run_on_finite_b(spx_ctx *ctx, const cuda_plan *P, const spx_cu
     spx_status s;
     if ((s = spx__cuda_alloc(ctx, &Bc, (size_t)(P->k * ldo) * spx_dtype_size(copy), "finite copy of B")) ||
         (s = spx__cuda_alloc(ctx, (void **)&bad, (size_t)(P->k * chunks) * 4, "finite copy of B")) ||
-        (s = spx__cuda_check(ctx, spx__cuda_dense_take_b(d, P->k, t, dense, Bc, ldo, bad), "finite copy of B")))
+        (s = spx__cuda_check(ctx, spx__cuda_dense_take_b(d, P->k, t, as_operand, Bc, ldo, bad), "finite copy of B")))
         goto done;
     g.B = Bc;
     g.ldb = ldo;

@@ -5,6 +5,8 @@
 #include "format/convert.h"
 
 #include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
 
 /* Distinct br x bc blocks of a host CSR (for deciding whether BSR pays). */
 static spx_status count_blocks(spx_ctx *ctx, const spx_matrix *H, int64_t br, int64_t bc, int64_t *out)
@@ -194,8 +196,76 @@ spx_status spx__plan_prepare_outer(spx_ctx *ctx, cuda_plan *P, const spx_matrix 
     return compress_along_k(ctx, P, A);
 }
 
-/* GATHER_TC: groups of 16 consecutive rows stored densely over the union of
- * their columns. */
+/* GATHER_TC's order of one chunk's union columns (sorted, u of them) in its
+ * slots (u rounded up to 16): each run of `spread` slots takes columns of
+ * distinct residues mod spread, the most numerous first, while any remain
+ * (so the run's shared rows fall in distinct banks, spx_cuda_gather); when
+ * fewer residues than that remain, a run repeats one. Padding slots (value 0)
+ * name a row of the chunk (rows chunk_rows) of a residue the run lacks.
+ * slot_of[column] = first_slot + its slot. */
+static void gather_arrange(const int32_t *cols, int64_t u, int64_t k0, int64_t chunk_rows, int spread,
+                           int32_t *by_res, int32_t *out, int64_t first_slot, int64_t *slot_of)
+{
+    int64_t start[8] = {0}, left[8] = {0};
+    for (int64_t t = 0; t < u; t++)
+        left[cols[t] % spread]++;
+    for (int r = 1; r < spread; r++)
+        start[r] = start[r - 1] + left[r - 1];
+    int64_t fill[8];
+    memcpy(fill, start, sizeof fill);
+    for (int64_t t = 0; t < u; t++)
+        by_res[fill[cols[t] % spread]++] = cols[t];
+    const int64_t slots = (u + 15) / 16 * 16;
+    for (int64_t run = 0; run < slots; run += spread) {
+        unsigned used = 0;
+        for (int pos = 0; pos < spread; pos++) {
+            int best = -1;
+            for (int pass = 0; pass < 2 && best < 0; pass++) /* a residue the run lacks, then any */
+                for (int r = 0; r < spread; r++)
+                    if (left[r] > 0 && (pass || !(used >> r & 1u)) && (best < 0 || left[r] > left[best]))
+                        best = r;
+            if (best >= 0) {
+                const int32_t j = by_res[start[best]++];
+                out[run + pos] = j;
+                slot_of[j] = first_slot + run + pos;
+                left[best]--;
+            } else {
+                int r = 0;
+                while (r < spread - 1 && (used >> r & 1u))
+                    r++;
+                best = r;
+                out[run + pos] = (int32_t)(r < chunk_rows ? k0 + r : k0);
+            }
+            used |= 1u << best;
+        }
+    }
+}
+
+/* Index of row r (0-15) of a group and slot t (0-15) of step s in the
+ * fragments: mma.sync's A operand in lane order (spmm_gather_tc.cu). */
+static int64_t gather_frag_index(int64_t s, int r, int t, bool tf32)
+{
+    const int g = r & 7, hr = r >> 3;
+    if (tf32) { /* m16n8k8 twice: lane (g, q) holds (g, q), (g + 8, q), (g, q + 4), (g + 8, q + 4) */
+        const int sub = t >> 3, q = t & 3, hs = (t >> 2) & 1;
+        return 256 * s + 128 * sub + 4 * (4 * g + q) + 2 * hs + hr;
+    }
+    /* m16n8k16: lane (g, q) holds pairs (g, 2q), (g + 8, 2q), (g, 2q + 8), (g + 8, 2q + 8) */
+    const int q = (t & 7) >> 1, hs = t >> 3, lo = t & 1;
+    return 256 * s + 8 * (4 * g + q) + 2 * (2 * hs + hr) + lo;
+}
+
+static int cmp_int32(const void *a, const void *b)
+{
+    const int32_t x = *(const int32_t *)a, y = *(const int32_t *)b;
+    return (x > y) - (x < y);
+}
+
+/* GATHER_TC (spx_cuda_gather): groups of 16 consecutive rows, their column
+ * unions cut into chunks of B's rows that fit half an SM's shared memory (two
+ * blocks an SM), and column tiles of 256 bytes, or 128 where N fits in that
+ * or 256-byte tiles would give fewer than two blocks an SM (measured on DLMC
+ * layers, H100, docs/PERFORMANCE.md). */
 spx_status spx__plan_prepare_gather(spx_ctx *ctx, cuda_plan *P, const spx_matrix *A, char *why, size_t whylen)
 {
     if (P->precision == SPX_PRECISION_EXACT)
@@ -204,116 +274,136 @@ spx_status spx__plan_prepare_gather(spx_ctx *ctx, cuda_plan *P, const spx_matrix
     if (P->dtype == SPX_F64)
         return spx__fail(ctx, SPX_ERR_UNSUPPORTED, "gather_tc: no tensor-core path for f64 values");
     const bool tf32 = P->dtype == SPX_F32 && P->precision == SPX_PRECISION_TF32;
-    const int64_t ks = tf32 ? 8 : 16;
-    /* operand type of the tile: float (tf32), else f16 or bf16 */
-    const spx_dtype ht = tf32 ? SPX_F32
-                         : P->dtype == SPX_F16 || (P->dtype == SPX_F32 && P->precision == SPX_PRECISION_F16) ? SPX_F16
-                                                                                                          : SPX_BF16;
+    const spx_dtype ht = spx__plan_operand_type(P); /* f32 for tf32, else f16 or bf16 */
+    const int spread = tf32 ? 4 : 8, esz = (int)spx_dtype_size(ht);
+    const spx_device_info *in = &spx__cuda(ctx)->info;
+    const int64_t blocks_wide = ((P->m + 15) / 16 + SPX_CUDA_GATHER_WARPS - 1) / SPX_CUDA_GATHER_WARPS *
+                                ((P->n * esz + 255) / 256);
+    const int tile_bytes = P->n * esz <= 128 || blocks_wide < 2 * spx__cuda_sm_count(ctx) ? 128 : 256;
+    int64_t budget = in->smem_per_sm / 2 - 1024;
+    if (budget > in->smem_per_block_optin)
+        budget = in->smem_per_block_optin;
+    const int64_t row_bytes = (int64_t)spx__cuda_gather_smem(1, tile_bytes, (size_t)esz);
+    const int64_t kcmax = budget / row_bytes / 8 * 8;
+    if (kcmax < 8)
+        return spx__fail(ctx, SPX_ERR_UNSUPPORTED, "gather_tc: %lld bytes of shared memory hold too few rows of B",
+                         (long long)budget);
+    const int64_t nchunks = P->k > 0 ? (P->k + kcmax - 1) / kcmax : 1;
+    const int64_t kc = P->k > 0 ? ((P->k + nchunks - 1) / nchunks + 7) / 8 * 8 : 8;
+
     const spx_matrix *H;
     spx_matrix *tmp = NULL;
     spx_status s = spx__plan_host_csr(ctx, A, P->op, &H, &tmp);
     if (s)
         return s;
-    int64_t m = H->rows, ngroups = (m + 15) / 16, total = 0;
-    int64_t *stamp = NULL, *uptr = NULL;
-    int32_t *list = NULL, *ucols = NULL, *grows = NULL;
-    void *tile = NULL;
-    if ((s = spx__alloc(ctx, (void **)&stamp, H->cols > 0 ? H->cols : 1, sizeof *stamp, "gather plan")) ||
-        (s = spx__alloc(ctx, (void **)&uptr, ngroups + 1, sizeof *uptr, "gather plan")))
+    const int64_t m = H->rows, ngroups = (m + 15) / 16;
+    int64_t *seen = NULL, *slot = NULL, *sptr = NULL, *cnt = NULL, total = 0, maxu = 0;
+    int32_t *list = NULL, *by_res = NULL, *scols = NULL, *grows = NULL;
+    void *frags = NULL;
+    if ((s = spx__alloc(ctx, (void **)&seen, H->cols > 0 ? H->cols : 1, sizeof *seen, "gather plan")) ||
+        (s = spx__alloc(ctx, (void **)&slot, H->cols > 0 ? H->cols : 1, sizeof *slot, "gather plan")) ||
+        (s = spx__alloc(ctx, (void **)&cnt, nchunks, sizeof *cnt, "gather plan")) ||
+        (s = spx__alloc(ctx, (void **)&sptr, ngroups * nchunks + 1, sizeof *sptr, "gather plan")))
         goto done;
     for (int64_t j = 0; j < H->cols; j++)
-        stamp[j] = -1;
-    /* pass 1: union sizes */
-    uptr[0] = 0;
-    int64_t maxu = 0;
+        seen[j] = -1;
+    /* pass 1: steps per group and chunk */
+    sptr[0] = 0;
     for (int64_t g = 0; g < ngroups; g++) {
         int64_t u = 0;
+        memset(cnt, 0, (size_t)nchunks * sizeof *cnt);
         for (int64_t i = g * 16; i < m && i < g * 16 + 16; i++)
             for (int64_t p = spx__idx_get(H->offsets, H->itype, i); p < spx__idx_get(H->offsets, H->itype, i + 1); p++) {
-                int64_t j = spx__idx_get(H->indices, H->itype, p);
-                if (stamp[j] != g) {
-                    stamp[j] = g;
+                const int64_t j = spx__idx_get(H->indices, H->itype, p);
+                if (seen[j] != g) {
+                    seen[j] = g;
+                    cnt[j / kc]++;
                     u++;
                 }
             }
-        u = (u + ks - 1) / ks * ks;
         maxu = u > maxu ? u : maxu;
-        total += u;
-        uptr[g + 1] = total;
+        for (int64_t c = 0; c < nchunks; c++) {
+            total += (cnt[c] + 15) / 16;
+            sptr[g * nchunks + c + 1] = total;
+        }
     }
-    double per_entry = H->nnz ? 16.0 * (double)total / (double)H->nnz : 0.0;
-    int64_t tile_bytes = 16 * total * (int64_t)spx_dtype_size(ht);
-    if (per_entry > 64.0 || tile_bytes > spx__cuda(ctx)->info.global_mem_bytes / 4) {
+    const double per_entry = H->nnz ? 256.0 * (double)total / (double)H->nnz : 0.0,
+                 share = m && H->cols ? 256.0 * (double)total / ((double)m * (double)H->cols) : 0.0;
+    const int64_t frag_bytes = 256 * total * esz;
+    if (per_entry > 64.0 || frag_bytes > in->global_mem_bytes / 4) {
         s = spx__fail(ctx, SPX_ERR_UNSUPPORTED,
                       "gather_tc: groups of 16 rows share too few columns (dense tiles would hold %.1f values per entry)",
                       per_entry);
         goto done;
     }
     if ((s = spx__alloc(ctx, (void **)&list, maxu > 0 ? maxu : 1, sizeof *list, "gather plan")) ||
-        (s = spx__alloc(ctx, (void **)&ucols, total > 0 ? total : 1, sizeof *ucols, "gather plan")) ||
+        (s = spx__alloc(ctx, (void **)&by_res, maxu > 0 ? maxu : 1, sizeof *by_res, "gather plan")) ||
+        (s = spx__alloc(ctx, (void **)&scols, total > 0 ? 16 * total : 1, sizeof *scols, "gather plan")) ||
         (s = spx__alloc(ctx, (void **)&grows, ngroups * 16, sizeof *grows, "gather plan")) ||
-        (s = spx__alloc_zero(ctx, &tile, total > 0 ? 16 * total : 1, spx_dtype_size(ht), "gather tiles")))
+        (s = spx__alloc_zero(ctx, &frags, total > 0 ? 256 * total : 1, (size_t)esz, "gather tiles")))
         goto done;
     for (int64_t j = 0; j < H->cols; j++)
-        stamp[j] = -1;
-    /* pass 2: sorted unions (a column's slot kept in stamp), then the tiles */
+        seen[j] = -1;
+    /* pass 2: each chunk's columns in slot order, then the values */
     for (int64_t g = 0; g < ngroups; g++) {
-        int64_t u = 0, base = uptr[g], U = uptr[g + 1] - base;
+        int64_t u = 0;
         for (int64_t i = g * 16; i < g * 16 + 16; i++) {
             grows[i] = i < m ? (int32_t)i : -1;
-            if (i >= m)
-                continue;
-            for (int64_t p = spx__idx_get(H->offsets, H->itype, i); p < spx__idx_get(H->offsets, H->itype, i + 1); p++) {
-                int64_t j = spx__idx_get(H->indices, H->itype, p);
-                if (stamp[j] != -2 - g) {
-                    stamp[j] = -2 - g;
+            for (int64_t p = i < m ? spx__idx_get(H->offsets, H->itype, i) : 0;
+                 i < m && p < spx__idx_get(H->offsets, H->itype, i + 1); p++) {
+                const int64_t j = spx__idx_get(H->indices, H->itype, p);
+                if (seen[j] != g) {
+                    seen[j] = g;
                     list[u++] = (int32_t)j;
                 }
             }
         }
-        /* CSR rows are sorted, so a 16-way union sorts cheaply by insertion of runs; use a plain sort */
-        for (int64_t a = 1; a < u; a++) { /* insertion sort: unions are short (<= a few thousand) */
-            int32_t v = list[a];
-            int64_t b = a - 1;
-            while (b >= 0 && list[b] > v) {
-                list[b + 1] = list[b];
-                b--;
-            }
-            list[b + 1] = v;
+        qsort(list, (size_t)u, sizeof *list, cmp_int32);
+        int64_t from = 0;
+        for (int64_t c = 0; c < nchunks; c++) {
+            int64_t to = from;
+            while (to < u && list[to] < (c + 1) * kc)
+                to++;
+            const int64_t s0 = sptr[g * nchunks + c], k0 = c * kc;
+            gather_arrange(list + from, to - from, k0, (P->k - k0 < kc ? P->k - k0 : kc), spread, by_res,
+                           scols + 16 * s0, 16 * s0, slot);
+            from = to;
         }
-        for (int64_t t = 0; t < U; t++)
-            ucols[base + t] = t < u ? list[t] : -1;
-        for (int64_t t = 0; t < u; t++)
-            stamp[list[t]] = t; /* slot of column within the union */
-        for (int64_t r = 0; r < 16 && g * 16 + r < m; r++) {
-            int64_t i = g * 16 + r;
+        for (int64_t i = g * 16; i < m && i < g * 16 + 16; i++)
             for (int64_t p = spx__idx_get(H->offsets, H->itype, i); p < spx__idx_get(H->offsets, H->itype, i + 1); p++) {
-                int64_t slot = stamp[spx__idx_get(H->indices, H->itype, p)];
-                double v = H->dtype == SPX_PATTERN ? 1.0 : spx__val_get(H->values, H->dtype, p);
-                spx__val_set(tile, ht, 16 * base + r * U + slot, v);
+                const int64_t at = slot[spx__idx_get(H->indices, H->itype, p)];
+                const double v = H->dtype == SPX_PATTERN ? 1.0 : spx__val_get(H->values, H->dtype, p);
+                const int64_t f = gather_frag_index(at / 16, (int)(i - g * 16), (int)(at % 16), tf32);
+                spx__val_set(frags, ht, f, spx__val_get(frags, ht, f) + v); /* duplicates add up */
             }
-        }
-        for (int64_t t = 0; t < u; t++)
-            stamp[list[t]] = -2 - g;
     }
     spx_cuda_gather *G = &P->gather;
     G->ngroups = ngroups;
+    G->k = P->k;
+    G->kc = kc;
+    G->tile_bytes = tile_bytes;
     if ((s = spx__plan_upload(ctx, P, (void **)&G->group_rows, grows, (size_t)(ngroups * 16) * 4, "gather plan")) ||
-        (s = spx__plan_upload(ctx, P, (void **)&G->union_ptr, uptr, (size_t)(ngroups + 1) * 8, "gather plan")) ||
-        (s = spx__plan_upload(ctx, P, (void **)&G->union_cols, ucols, (size_t)total * 4, "gather plan")) ||
-        (s = spx__plan_upload(ctx, P, &G->tile_vals, tile, (size_t)tile_bytes, "gather tiles")) ||
+        (s = spx__plan_upload(ctx, P, (void **)&G->step_ptr, sptr, (size_t)(ngroups * nchunks + 1) * 8,
+                              "gather plan")) ||
+        (s = spx__plan_upload(ctx, P, (void **)&G->slot_cols, scols, (size_t)(16 * total) * 4, "gather plan")) ||
+        (s = spx__plan_upload(ctx, P, &G->frags, frags, (size_t)frag_bytes, "gather tiles")) ||
         (s = compress_along_k(ctx, P, A))) /* tiles hold zeros A does not: B's non-finite values go apart */
         goto done;
-    snprintf(why, whylen, "%lld groups of 16 rows, mean column union %.1f, tiles hold %.2f values per entry (%s operands)",
-             (long long)ngroups, ngroups ? (double)total / (double)ngroups : 0.0, per_entry,
-             tf32 ? "tf32" : spx_dtype_name(ht));
+    snprintf(why, whylen,
+             "%lld groups of 16 rows, mean column union %.1f, tiles hold %.2f values per entry (%.1f%% of A's cells), "
+             "%s operands; %lld chunk(s) of %lld rows of B x %d bytes in shared memory",
+             (long long)ngroups, ngroups ? 16.0 * (double)total / (double)ngroups : 0.0, per_entry, 100.0 * share,
+             tf32 ? "tf32" : spx_dtype_name(ht), (long long)nchunks, (long long)kc, tile_bytes);
 done:
-    spx__free(stamp);
-    spx__free(uptr);
+    spx__free(seen);
+    spx__free(slot);
+    spx__free(cnt);
+    spx__free(sptr);
     spx__free(list);
-    spx__free(ucols);
+    spx__free(by_res);
+    spx__free(scols);
     spx__free(grows);
-    spx__free(tile);
+    spx__free(frags);
     spx_matrix_destroy(tmp);
     return s;
 }
