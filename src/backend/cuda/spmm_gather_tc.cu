@@ -40,7 +40,7 @@ __device__ __forceinline__ void ldmatrix_x4_trans(uint32_t (&r)[4], unsigned add
 }
 
 // One step's operands for this lane: the shared rows it reads (relative to
-// the chunk) and its A fragments. Loaded a step ahead of their use.
+// the chunk) and its A fragments, loaded PF steps ahead of their use.
 template <typename H> struct step_ops {
     static constexpr int ROWS = sizeof(H) == 4 ? 4 : 1, FRAGS = sizeof(H) == 4 ? 2 : 1;
     int32_t row[ROWS];
