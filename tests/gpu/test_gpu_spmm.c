@@ -756,6 +756,43 @@ static void sweep_data_files(void)
     free(files.v);
 }
 
+/* Kernels above the default 48 KB of shared memory (TILED, BAND, GATHER_TC:
+ * their limit is raised once per device) run again in a context made after a
+ * device reset, which drops the raised limits. Runs last: the reset ends the
+ * earlier context. */
+static void check_device_reset(void)
+{
+#ifdef SPX_HAVE_CUDA
+    if (!g_cuda)
+        return;
+    spx_ctx_destroy(g_ctx);
+    g_ctx = NULL;
+    CHECK(cudaDeviceReset() == cudaSuccess, "cudaDeviceReset failed");
+    if (spx_ctx_create(&g_ctx) != SPX_OK) {
+        CHECK(0, "no context after the device reset");
+        return;
+    }
+    CHECK_OK(g_ctx, spx_ctx_set_backend(g_ctx, SPX_BACKEND_CUDA));
+    spx_ctx_set_progress(g_ctx, 0);
+    tmat t;
+    if (tmat_make(&t, build_random_rows(pick(700, 300), 3000, 150, 300, 1, SPX_INDEX_I32), SPX_CSR, NULL,
+                  "after a device reset")) {
+        tcase c = case_make(&t, SPX_OP_NONE, SPX_F32, 300);
+        c.algs = 1u << SPX_SPMM_TILED | 1u << SPX_SPMM_GATHER_TC;
+        run_case(&c, 0);
+    }
+    tmat_free(&t);
+    spx_matrix *A = NULL;
+    CHECK_OK(g_ctx, spx_gen_laplacian(g_ctx, 3, 32, SPX_F32, SPX_INDEX_DEFAULT, &A));
+    if (tmat_make(&t, A, SPX_CSR, NULL, "band after a device reset")) {
+        tcase c = case_make(&t, SPX_OP_NONE, SPX_F32, 64);
+        c.algs = 1u << SPX_SPMM_BAND;
+        run_case(&c, 0);
+    }
+    tmat_free(&t);
+#endif
+}
+
 /* ---- setup, summary ------------------------------------------------------------------ */
 
 /* < 0: go on; else the exit code (77: no GPU, skipped). */
@@ -888,6 +925,7 @@ int main(void)
     section("plans: several on one matrix, misuse", check_plans);
     section("touch: matrices changed in place", check_touch);
     section("bad-input: shapes, types, memories, invalid matrices", check_bad_input);
+    section("reset: large shared-memory kernels after a device reset", check_device_reset);
     summary();
     spx_ctx_destroy(g_ctx);
     spx_ctx_destroy(g_ref);

@@ -73,7 +73,7 @@ __global__ void __launch_bounds__(BAND_THREADS) band_kernel(const band_params<T>
     auto clamp_k = [&](int64_t r) { return r < 0 ? 0 : (r > p.k ? p.k : r); };
 
     int64_t k0 = clamp_k(s0 - h), k1 = clamp_k(s0 + R + h); // the first window
-    copy_b_rows<T, V, G, BAND_THREADS>(ring, k0 & mask, mask, p.d, p.vec_loads != 0, k0, k1, c0);
+    copy_b_rows<T, V, G, BAND_THREADS>(ring, k0 & mask, mask, p.d.B, p.d.ldb, p.d.n, p.vec_loads != 0, k0, k1, c0);
     copy_b_wait();
     __syncthreads();
     b_window<T> src;
@@ -88,7 +88,8 @@ __global__ void __launch_bounds__(BAND_THREADS) band_kernel(const band_params<T>
         if (r1 < s1) { // the rows the next step's window adds, into slots this step does not read
             k0 = clamp_k(r0 + R + h);
             k1 = clamp_k(r0 + 2 * R + h);
-            copy_b_rows<T, V, G, BAND_THREADS>(ring, k0 & mask, mask, p.d, p.vec_loads != 0, k0, k1, c0);
+            copy_b_rows<T, V, G, BAND_THREADS>(ring, k0 & mask, mask, p.d.B, p.d.ldb, p.d.n, p.vec_loads != 0, k0, k1,
+                                               c0);
         }
         src.lo = (int)(r0 - h);
         for (int64_t base = r0; base < r1; base += TEAMS) { // the same trips for every team: shuffles converge
@@ -116,17 +117,12 @@ template <typename T, int V, int G> size_t smem_of(const spx_cuda_band_shape *s)
     return (size_t)s->ring * G * V * sizeof(T);
 }
 
-// Launches and occupancy queries above 48 KB need the kernel's limit raised first.
-template <typename T, int V, int G> cudaError_t allow_smem(size_t smem)
-{
-    return allow_dynamic_smem(band_kernel<T, V, G>, smem);
-}
-
+// Occupancy queries above 48 KB need the kernel's limit raised first.
 template <typename T, int V, int G> int blocks_per_sm_g(const spx_cuda_band_shape *s)
 {
     const size_t smem = smem_of<T, V, G>(s);
     int n = 0;
-    if (allow_smem<T, V, G>(smem) != cudaSuccess ||
+    if (allow_dynamic_smem(band_kernel<T, V, G>, smem) != cudaSuccess ||
         cudaOccupancyMaxActiveBlocksPerMultiprocessor(&n, band_kernel<T, V, G>, BAND_THREADS, smem) != cudaSuccess)
         return 0;
     return n;
@@ -152,11 +148,7 @@ cudaError_t launch_g(const spx_cuda_csr *A, const spx_cuda_band_shape *s, const 
     const int64_t blocks = (p.m + p.strip - 1) / p.strip * p.ntiles;
     if (blocks > 0x7fffffff)
         return cudaErrorInvalidConfiguration;
-    cudaError_t e = allow_smem<T, V, G>(smem);
-    if (e != cudaSuccess)
-        return e;
-    band_kernel<T, V, G><<<(unsigned)blocks, BAND_THREADS, smem, d->stream>>>(p);
-    return cudaGetLastError();
+    return launch_dynamic_smem<band_kernel<T, V, G>>((unsigned)blocks, BAND_THREADS, smem, d->stream, p);
 }
 
 template <typename T, int V>

@@ -112,7 +112,7 @@ __global__ void __launch_bounds__(SPX_CUDA_GATHER_WARPS * 32, 2) gather_tc_kerne
     extern __shared__ __align__(16) unsigned char smem[];
     constexpr int NT = TB / (int)sizeof(H), SL = NT / 8, VR = TB / 16; // columns, n8 slices, vectors a row
     constexpr int RS = TB + (sizeof(H) == 4 ? 32 : 16);                // bytes a shared row (spx_cuda_gather)
-    constexpr int PF = 4;                                               // steps whose operands are in flight
+    constexpr int V = 16 / (int)sizeof(H), PF = 4;                      // PF: steps whose operands are in flight
     const int lane = threadIdx.x & 31;
     const int64_t grp = (int64_t)blockIdx.x * SPX_CUDA_GATHER_WARPS + (threadIdx.x >> 5), n0 = (int64_t)blockIdx.y * NT;
     const bool active = grp < p.ngroups;
@@ -122,12 +122,9 @@ __global__ void __launch_bounds__(SPX_CUDA_GATHER_WARPS * 32, 2) gather_tc_kerne
     for (int j = 0; j < SL; j++)
         c[j][0] = c[j][1] = c[j][2] = c[j][3] = 0.0f;
     for (int ch = 0; ch < p.nchunks; ch++) {
-        const int64_t k0 = ch * p.kc, rows = (p.k - k0 < p.kc ? p.k - k0 : p.kc);
-        for (int64_t e = threadIdx.x; e < rows * VR; e += SPX_CUDA_GATHER_WARPS * 32) {
-            const int64_t r = e / VR, col = n0 + (e % VR) * (16 / (int64_t)sizeof(H));
-            const bool in = col < p.d.n; // rows of B's copy are padded to 16 bytes
-            cp_async16(smem + r * RS + (e % VR) * 16, in ? p.B + (k0 + r) * p.ldb + col : p.B, in ? 16 : 0);
-        }
+        const int64_t k0 = ch * p.kc, k1 = p.k - k0 < p.kc ? p.k : k0 + p.kc;
+        copy_b_rows<H, V, VR, SPX_CUDA_GATHER_WARPS * 32, RS / (int)sizeof(H)>(reinterpret_cast<H *>(smem), 0, -1, p.B,
+                                                                               p.ldb, p.d.n, true, k0, k1, n0);
         copy_b_wait();
         __syncthreads();
         const int64_t s0 = active ? p.step_ptr[grp * p.nchunks + ch] : 0,
@@ -202,11 +199,8 @@ cudaError_t launch_t(const spx_cuda_gather *G, const spx_cuda_dense_args *d)
     const size_t smem = spx__cuda_gather_smem(G->kc, G->tile_bytes, sizeof(H));
     if (gy > 65535 || gx > 0x7fffffff)
         return cudaErrorInvalidConfiguration;
-    cudaError_t e = allow_dynamic_smem(gather_tc_kernel<T, H, TB>, smem);
-    if (e != cudaSuccess)
-        return e;
-    gather_tc_kernel<T, H, TB><<<dim3((unsigned)gx, (unsigned)gy), 32 * SPX_CUDA_GATHER_WARPS, smem, d->stream>>>(p);
-    return cudaGetLastError();
+    return launch_dynamic_smem<gather_tc_kernel<T, H, TB>>(dim3((unsigned)gx, (unsigned)gy), 32 * SPX_CUDA_GATHER_WARPS,
+                                                           smem, d->stream, p);
 }
 
 template <typename T, typename H> cudaError_t launch_h(const spx_cuda_gather *G, const spx_cuda_dense_args *d)

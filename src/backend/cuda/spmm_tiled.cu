@@ -138,7 +138,7 @@ __global__ void __launch_bounds__(TILED_THREADS, sizeof(T) >= 4 ? 3 : 2) tiled_k
             const int k0 = (int)(c * kc), k1 = (int)(k0 + kc < p.k ? k0 + kc : p.k);
             if (c > 0 || tile != blockIdx.y)
                 __syncthreads(); // every row is done with the previous chunk
-            copy_b_rows<T, V, NV, TILED_THREADS>(slab, 0, -1, p.d, p.vec_loads != 0, k0, k1, c0);
+            copy_b_rows<T, V, NV, TILED_THREADS>(slab, 0, -1, p.d.B, p.d.ldb, p.d.n, p.vec_loads != 0, k0, k1, c0);
             copy_b_wait();
             __syncthreads();
             // the warp's teams take slots base + sub, base + TEAMS + sub, ...
@@ -270,14 +270,11 @@ template <typename T, int G, int W>
 cudaError_t launch_gw(const tiled_params<T> &p, int64_t slots, int64_t n, size_t smem, cudaStream_t st)
 {
     constexpr int64_t TN = G * W * vec16<T>::n;
-    cudaError_t e = allow_dynamic_smem(tiled_kernel<T, G, W>, smem);
-    if (e != cudaSuccess)
-        return e;
     const int64_t gx = slots / p.rows, gy = (n + TN - 1) / TN;
     if (gx > 0x7fffffff)
         return cudaErrorInvalidConfiguration;
-    tiled_kernel<T, G, W><<<dim3((unsigned)gx, (unsigned)(gy < 65535 ? gy : 65535)), TILED_THREADS, smem, st>>>(p);
-    return cudaGetLastError();
+    return launch_dynamic_smem<tiled_kernel<T, G, W>>(dim3((unsigned)gx, (unsigned)(gy < 65535 ? gy : 65535)),
+                                                      TILED_THREADS, smem, st, p);
 }
 
 // Tiles of 8, 16 or 32 16-byte vectors: teams of 4 lanes x 2 vectors (two
