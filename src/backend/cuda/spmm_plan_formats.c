@@ -297,20 +297,23 @@ spx_status spx__plan_prepare_gather(spx_ctx *ctx, cuda_plan *P, const spx_matrix
     if (s)
         return s;
     const int64_t m = H->rows, ngroups = (m + 15) / 16;
-    int64_t *seen = NULL, *slot = NULL, *sptr = NULL, *cnt = NULL, total = 0, maxu = 0;
-    int32_t *list = NULL, *by_res = NULL, *scols = NULL, *grows = NULL;
+    int64_t *seen = NULL, *slot = NULL, *sptr = NULL, *cnt = NULL, *uptr = NULL, total = 0, maxu = 0;
+    int32_t *ucols = NULL, *by_res = NULL, *scols = NULL, *grows = NULL;
     void *frags = NULL;
     if ((s = spx__alloc(ctx, (void **)&seen, H->cols > 0 ? H->cols : 1, sizeof *seen, "gather plan")) ||
         (s = spx__alloc(ctx, (void **)&slot, H->cols > 0 ? H->cols : 1, sizeof *slot, "gather plan")) ||
         (s = spx__alloc(ctx, (void **)&cnt, nchunks, sizeof *cnt, "gather plan")) ||
-        (s = spx__alloc(ctx, (void **)&sptr, ngroups * nchunks + 1, sizeof *sptr, "gather plan")))
+        (s = spx__alloc(ctx, (void **)&sptr, ngroups * nchunks + 1, sizeof *sptr, "gather plan")) ||
+        (s = spx__alloc(ctx, (void **)&uptr, ngroups + 1, sizeof *uptr, "gather plan")) ||
+        (s = spx__alloc(ctx, (void **)&ucols, H->nnz > 0 ? H->nnz : 1, sizeof *ucols, "gather plan")))
         goto done;
     for (int64_t j = 0; j < H->cols; j++)
         seen[j] = -1;
-    /* pass 1: steps per group and chunk */
-    sptr[0] = 0;
+    /* each group's column union (ucols[uptr[g] ..]) and its steps per chunk */
+    sptr[0] = uptr[0] = 0;
     for (int64_t g = 0; g < ngroups; g++) {
         int64_t u = 0;
+        int32_t *list = ucols + uptr[g];
         memset(cnt, 0, (size_t)nchunks * sizeof *cnt);
         for (int64_t i = g * 16; i < m && i < g * 16 + 16; i++)
             for (int64_t p = spx__idx_get(H->offsets, H->itype, i); p < spx__idx_get(H->offsets, H->itype, i + 1); p++) {
@@ -318,9 +321,10 @@ spx_status spx__plan_prepare_gather(spx_ctx *ctx, cuda_plan *P, const spx_matrix
                 if (seen[j] != g) {
                     seen[j] = g;
                     cnt[j / kc]++;
-                    u++;
+                    list[u++] = (int32_t)j;
                 }
             }
+        uptr[g + 1] = uptr[g] + u;
         maxu = u > maxu ? u : maxu;
         for (int64_t c = 0; c < nchunks; c++) {
             total += (cnt[c] + 15) / 16;
@@ -336,28 +340,17 @@ spx_status spx__plan_prepare_gather(spx_ctx *ctx, cuda_plan *P, const spx_matrix
                       per_entry);
         goto done;
     }
-    if ((s = spx__alloc(ctx, (void **)&list, maxu > 0 ? maxu : 1, sizeof *list, "gather plan")) ||
-        (s = spx__alloc(ctx, (void **)&by_res, maxu > 0 ? maxu : 1, sizeof *by_res, "gather plan")) ||
+    if ((s = spx__alloc(ctx, (void **)&by_res, maxu > 0 ? maxu : 1, sizeof *by_res, "gather plan")) ||
         (s = spx__alloc(ctx, (void **)&scols, total > 0 ? 16 * total : 1, sizeof *scols, "gather plan")) ||
         (s = spx__alloc(ctx, (void **)&grows, ngroups * 16, sizeof *grows, "gather plan")) ||
         (s = spx__alloc_zero(ctx, &frags, total > 0 ? 256 * total : 1, (size_t)esz, "gather tiles")))
         goto done;
-    for (int64_t j = 0; j < H->cols; j++)
-        seen[j] = -1;
-    /* pass 2: each chunk's columns in slot order, then the values */
+    /* each chunk's columns in slot order, then the values */
     for (int64_t g = 0; g < ngroups; g++) {
-        int64_t u = 0;
-        for (int64_t i = g * 16; i < g * 16 + 16; i++) {
+        int32_t *list = ucols + uptr[g];
+        const int64_t u = uptr[g + 1] - uptr[g];
+        for (int64_t i = g * 16; i < g * 16 + 16; i++)
             grows[i] = i < m ? (int32_t)i : -1;
-            for (int64_t p = i < m ? spx__idx_get(H->offsets, H->itype, i) : 0;
-                 i < m && p < spx__idx_get(H->offsets, H->itype, i + 1); p++) {
-                const int64_t j = spx__idx_get(H->indices, H->itype, p);
-                if (seen[j] != g) {
-                    seen[j] = g;
-                    list[u++] = (int32_t)j;
-                }
-            }
-        }
         qsort(list, (size_t)u, sizeof *list, cmp_int32);
         int64_t from = 0;
         for (int64_t c = 0; c < nchunks; c++) {
@@ -399,7 +392,8 @@ done:
     spx__free(slot);
     spx__free(cnt);
     spx__free(sptr);
-    spx__free(list);
+    spx__free(uptr);
+    spx__free(ucols);
     spx__free(by_res);
     spx__free(scols);
     spx__free(grows);
