@@ -261,9 +261,9 @@ static void nonfinite_shape(int64_t m, int64_t k, int64_t n, bool auto_dense)
 
 static void check_nonfinite_b(void)
 {
-    /* N >= 256 and nnz x N >= 2.5e7: AUTO takes the dense path for f32; B's
+    /* N >= 256 and nnz x N >= 5e7: AUTO takes the dense path for f32; B's
      * columns in two chunks of the dense path's flags */
-    nonfinite_shape(512, 400, 300, true);
+    nonfinite_shape(1024, 800, 300, true);
     /* B of 16.8 MB (f32) and more: the dense path reads it in place when beta
      * is 0 (forced: too little work for AUTO's dense path) */
     nonfinite_shape(8, 4096, 1024, false);

@@ -803,11 +803,13 @@ static int block_rows_pay(spx_ctx *ctx, const cuda_plan *P, char *why, size_t wh
  * 1/share of its cells, share being about how many times the sparse kernels'
  * useful flop rate the GEMM's rate is at the asked precision; when N is wide
  * enough for the GEMM to reach that rate; when the product is large enough
- * (nnz x N) for the sparse kernels to take over ~10 us, below which the dense
- * path's fixed cost (B's finite copy, two more launches) is not won back; and
- * when the dense copy takes at most an eighth of device memory. Measured on
- * f32 data only (H100, DLMC layers, docs/PERFORMANCE.md): other value types
- * take it only when forced. */
+ * (nnz x N) for the sparse kernels to take over ~10 us on tensor-core
+ * precisions and ~20 us exact, below which the dense path's fixed cost is not
+ * won back (B's finite copy, cuBLAS's launches and the non-finite pass: 17-27
+ * us, bound by the host's launches, on small products; on CUDA cores the GEMM
+ * gains too little to make up for it); and when the dense copy takes at most
+ * an eighth of device memory. Measured on f32 data only (H100, DLMC layers,
+ * docs/PERFORMANCE.md): other value types take it only when forced. */
 static int64_t dense_share(const cuda_plan *P)
 {
     if (P->dtype != SPX_F32)
@@ -817,16 +819,17 @@ static int64_t dense_share(const cuda_plan *P)
 
 static bool dense_pays(spx_ctx *ctx, const cuda_plan *P, char *why, size_t whylen)
 {
-    const double cells = (double)P->m * (double)P->k;
+    const double cells = (double)P->m * (double)P->k,
+                 min_work = P->precision == SPX_PRECISION_EXACT ? DENSE_MIN_WORK_F32 : DENSE_MIN_WORK_TC;
     const int64_t share = dense_share(P);
     if (!share || P->n < DENSE_MIN_N || cells == 0 || (double)P->csr.nnz * (double)share < cells ||
-        (double)P->csr.nnz * (double)P->n < DENSE_MIN_WORK ||
+        (double)P->csr.nnz * (double)P->n < min_work ||
         spx__plan_dense_bytes(P) > spx__cuda(ctx)->info.global_mem_bytes / 8)
         return false;
     snprintf(why, whylen, "chosen because A holds %.1f%% of its cells (at least 1/%lld: a dense GEMM at this precision "
                           "then beats the sparse kernels), N >= %d and nnz x N = %.3g >= %.3g",
              100.0 * (double)P->csr.nnz / cells, (long long)share, DENSE_MIN_N, (double)P->csr.nnz * (double)P->n,
-             DENSE_MIN_WORK);
+             min_work);
     return true;
 }
 
