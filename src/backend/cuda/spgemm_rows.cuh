@@ -49,6 +49,7 @@
 extern "C" {
 #include "backend/cuda/spgemm_cuda.h"
 }
+#include "backend/cuda/dynamic_smem.cuh"
 #include "backend/cuda/sorted_columns.cuh"
 #include "core/semiring.h"
 
@@ -1408,20 +1409,14 @@ cudaError_t launch_bins(const spx_gemm_dev *d, const spx_gemm_launch *L, int b0,
         sorted_kernel<SR><<<(unsigned)blocks, SPX_GEMM_BLOCK, (size_t)smem, st>>>(*d, L->rows, seg);
         return cudaGetLastError();
     }
-    auto kernel = [] {
+    constexpr auto kernel = [] {
         if constexpr (G == 8)
             return lanes_kernel<SR, NUM, ORD>;
         else
             return rows_kernel<SR, G, NUM, ORD, GLOB, WIN>;
     }();
-    if (smem > 48 * 1024) {
-        cudaError_t e = cudaFuncSetAttribute(kernel, cudaFuncAttributeMaxDynamicSharedMemorySize, (int)smem);
-        if (e != cudaSuccess)
-            return e;
-    }
-    kernel<<<(unsigned)blocks, SPX_GEMM_BLOCK, (size_t)smem, st>>>(*d, L->rows, seg, L->regions,
-                                                                     L->region_bytes);
-    return cudaGetLastError();
+    return launch_dynamic_smem<kernel>((unsigned)blocks, SPX_GEMM_BLOCK, (size_t)smem, st, *d, L->rows, seg,
+                                       L->regions, L->region_bytes);
 }
 
 // One launch of launch_rows: bins [b0, b1) of one kind.

@@ -20,6 +20,7 @@
 // (row_team.cuh). Each row adds its entries in column order: bit-exact from
 // run to run. Exact arithmetic on CUDA cores.
 #include "backend/cuda/b_slab.cuh"
+#include "backend/cuda/dynamic_smem.cuh"
 #include "backend/cuda/row_team.cuh"
 
 extern "C" {

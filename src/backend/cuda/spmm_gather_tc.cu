@@ -11,6 +11,7 @@
 // in by zero: the kernel runs on a copy of B without non-finite values
 // (spmm_exec.c).
 #include "backend/cuda/b_slab.cuh"
+#include "backend/cuda/dynamic_smem.cuh"
 #include "backend/cuda/device_types.cuh"
 #include "backend/cuda/mma.cuh"
 

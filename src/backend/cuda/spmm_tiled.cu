@@ -30,6 +30,7 @@
 #include <limits.h>
 
 #include "backend/cuda/b_slab.cuh"
+#include "backend/cuda/dynamic_smem.cuh"
 
 extern "C" {
 #include "backend/cuda/spmm_cuda.h"
