@@ -1001,7 +1001,7 @@ static spx_status prepare_slabs(spx_ctx *ctx, cuda_plan *P, int slabs, int64_t p
                              "slab offsets")) ||
         (s = spx__cuda_check(ctx, spx__cuda_slab_starts(&P->csr, slabs, P->slab_starts, spx__cuda(ctx)->stream),
                              "slab_starts kernel")) ||
-        (s = spx__cuda_sync(ctx)) || (s = build_bins(ctx, P, bounds)))
+        (s = build_bins(ctx, P, bounds))) /* on the same stream, which it waits for */
         return s;
     choose_bin_kernels(ctx, P);
     return SPX_OK;
