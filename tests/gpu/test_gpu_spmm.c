@@ -338,6 +338,20 @@ static void whole_rows_shapes(void)
             auto_plan_says(A, 200, "warps per row and column tile", name);
         shape_matrix(A, name, SPX_CSR, NULL, n_two_tiles, 1);
     }
+    /* TILED in wide blocks (tiled_wide in the CUDA plan): a pruned 256 x
+     * 1024 layer at N = 1000 gives 4 x 32 blocks of 64 rows, and k = 1024
+     * rows of a 128-byte tile miss half an SM's shared memory but fit a whole
+     * one's (H100: 113 and 227 KB): AUTO takes 512-thread blocks with every
+     * row in pieces where those 128 blocks make one wave (128-256 SMs: AUTO
+     * wants every other SM to get a block) or two at least 3/4 full (65-85) */
+    static const int64_t n_wide[] = {1000};
+    const int64_t sms = di.sm_count;
+    A = NULL;
+    CHECK_OK(g_ctx, spx_gen_pruned(g_ctx, 256, 1024, 0.9, next_seed(), SPX_F32, SPX_INDEX_DEFAULT, &A));
+    if (A && gpu && ((sms >= 128 && sms <= 256) || (sms > 64 && sms <= 85)) &&
+        di.smem_per_block_optin >= 1025 * 128 && 1025 * 128 > di.smem_per_sm / 2 - 1024)
+        auto_plan_says(A, 1000, "every row in 2 pieces", "pruned 256x1024 wide tiled");
+    shape_matrix(A, "pruned 256x1024 wide tiled", SPX_CSR, NULL, n_wide, 1);
 }
 
 /* Slabs of A's columns (spx_spmm_options.k_slabs) asked of AUTO and the row
@@ -534,16 +548,18 @@ static void hard_shapes(void)
         shape_matrix(build_random_rows(1001, 997, 0, 30, 1, s == 1 ? SPX_INDEX_I64 : SPX_INDEX_I32),
                      name, SPX_SELL, &fp, n_odd, 2);
     }
-    /* TILED at each of its column tile widths, in every float type: 75 x 1111
-     * (rows of ~100-300 entries) holds B's tile in several chunks of k,
+    /* TILED at each of its column tile widths, in every float type: 75 x 2500
+     * (rows of ~200-700 entries) holds B's tile in several chunks of k,
+     * 75 x 1111 too but for the narrowest tile, which takes a wide block
+     * (all of k in a whole SM's shared memory, on GPUs with 143 KB a block),
      * 300 x 200 in one (on GPUs with ~100 KB of shared memory a block, the
      * widest tile in chunks); k, m and N divide none of them */
     static const struct {
         int64_t m, k;
         double sparsity;
-    } tiled_shapes[] = {{75, 1111, 0.8}, {300, 200, 0.7}};
+    } tiled_shapes[] = {{75, 2500, 0.8}, {75, 1111, 0.8}, {300, 200, 0.7}};
     for (size_t d = 0; d < 4; d++)
-        for (size_t sh = 0; sh < 2; sh++) {
+        for (size_t sh = 0; sh < 3; sh++) {
             A = NULL;
             CHECK_OK(g_ctx, spx_gen_pruned(g_ctx, tiled_shapes[sh].m, tiled_shapes[sh].k, tiled_shapes[sh].sparsity,
                                            next_seed(), types_all[d], SPX_INDEX_DEFAULT, &A));
@@ -556,11 +572,13 @@ static void hard_shapes(void)
         }
     /* TILED with rows cut into 2, 4 and 8 pieces (rows over twice the
      * average; the longest is full) beside rows of 10-30 entries, with k in
-     * one chunk (600, narrowest tile) and in several (1500; 200 rows leave
-     * the last block of 64 room for the pieces), in every float type */
-    static const int64_t piece_k[] = {600, 1500};
+     * one chunk (600, narrowest tile), in one wide block (1500, narrowest
+     * tile: every row in 2 pieces or more) and in several chunks (1500
+     * wider, 3000; 200 rows leave the last block of 64 room for the pieces),
+     * in every float type */
+    static const int64_t piece_k[] = {600, 1500, 3000};
     int64_t piece_lens[200];
-    for (size_t kk = 0; kk < 2; kk++) {
+    for (size_t kk = 0; kk < 3; kk++) {
         for (int64_t i = 0; i < 200; i++)
             piece_lens[i] = 10 + (int64_t)spx__rand_below(&g_rng, 21);
         for (int64_t i = 0; i < 11; i++) /* spread out: pieces land in several blocks and warps */

@@ -85,21 +85,24 @@ cudaError_t spx__cuda_launch_block_rows(const spx_cuda_csr *A, const int32_t *ro
 /* Every row of a SELL matrix, group lanes per row. */
 cudaError_t spx__cuda_launch_sell(const spx_cuda_sell *A, int group, const spx_cuda_dense_args *d);
 
-/* TILED: each block owns `rows` slots (a multiple of SPX_CUDA_TILED_ROW_QUANTUM)
- * and `cols` columns (8, 16 or 32 16-byte vectors) and holds kc rows of B's
- * column tile in shared memory at a time (kc >= k: all of k, in one chunk);
+/* TILED: each block of `threads` (256, or 512 with tiles of 8 vectors) owns
+ * `rows` slots (a multiple of SPX_CUDA_TILED_ROW_QUANTUM) and `cols` columns
+ * (8, 16 or 32 16-byte vectors) and holds kc rows of B's column tile in
+ * shared memory at a time (kc >= k: all of k, in one chunk);
  * any k. A slot is a row's entries [range[2i], range[2i + 1]) or nothing (row
  * -1); every row has one slot, or 2, 4 or 8 adjacent ones starting at a
  * multiple of their count (pieces, added in the kernel), all among the
  * slots of one warp. count: blocks x rows. */
 #define SPX_CUDA_TILED_ROW_QUANTUM 64
-/* TILED: entries a team loads at once (the plan cuts no piece shorter), and
+/* TILED: entries a team loads at once (the plan cuts no piece shorter, but
+ * in wide blocks, where every row is cut in two at least), and
  * lanes per team for tiles of 8, 16 or 32 vectors (4 lanes x 2 vectors for 8,
  * else 8 lanes): a warp has 32 / lanes slots at a time. */
 #define SPX_CUDA_TILED_BATCH 32
 static inline int spx__cuda_tiled_team_lanes(int64_t vectors) { return vectors == 8 ? 4 : 8; }
 typedef struct spx_cuda_tiled_shape {
     int64_t cols, rows, kc;
+    int threads;
 } spx_cuda_tiled_shape;
 typedef struct spx_cuda_tiled_slots {
     const int32_t *row;

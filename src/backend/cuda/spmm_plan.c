@@ -311,6 +311,23 @@ static int64_t tiled_smem_budget(spx_ctx *ctx)
     return budget < 48 * 1024 ? 48 * 1024 : budget;
 }
 
+/* TILED's wide blocks, for tiles of 8 vectors: where all of k (`row_bytes`
+ * a row of the tile) misses half an SM's shared memory but fits a whole SM's,
+ * a block of 512 threads holds all of k and cuts every row into two pieces
+ * or more: twice the warps on one copy of B's tile, and no barriers between
+ * chunks. They run one block an SM, so `blocks` (at 64 rows a block) must
+ * make one wave or two at least 3/4 full. (256-thread blocks there held 8
+ * warps an SM, waiting at each chunk. H200, DLMC layers of 128 and 256 rows
+ * with k = 1024 and 1152: 128 and 256 blocks took 0.71-0.91 of AUTO's time;
+ * 152 blocks of a 1200 x 1024 matrix took 1.42 of merge path's, their
+ * second wave nearly empty. docs/PERFORMANCE.md) */
+static bool tiled_wide(spx_ctx *ctx, const cuda_plan *P, int64_t row_bytes, int64_t blocks)
+{
+    const int64_t need = (P->k + 1) * row_bytes, sms = spx__cuda_sm_count(ctx); /* and a row of zeros */
+    return need > tiled_smem_budget(ctx) && need <= spx__cuda(ctx)->info.smem_per_block_optin &&
+           (blocks <= sms || (blocks < 2 * sms && 2 * blocks >= 3 * sms));
+}
+
 /* A row's slots in TILED: `count` pieces of about `piece` entries each. */
 typedef struct tiled_unit {
     int64_t piece;
@@ -386,8 +403,9 @@ done:
  * element of the B tile a block copies is used about 8 times (rows x density
  * >= 8), from 64 to 512, halved while the grid would not fill the GPU once at
  * two blocks per SM. k: all of it when the tile's k rows fit in half an SM's
- * shared memory (two blocks per SM), else chunks that fill that half beside
- * the slots' partial sums (fewer slots if the chunks would be short). */
+ * shared memory (two blocks per SM) or, in wide blocks (tiled_wide), in a
+ * whole SM's; else chunks that fill that half beside the slots' partial sums
+ * (fewer slots if the chunks would be short). */
 static spx_status prepare_tiled(spx_ctx *ctx, cuda_plan *P, int64_t forced, char *why, size_t whylen)
 {
     spx_cuda_tiled_shape *t = &P->tiled;
@@ -425,7 +443,12 @@ static spx_status prepare_tiled(spx_ctx *ctx, cuda_plan *P, int64_t forced, char
     while (t->rows > q && (m + t->rows - 1) / t->rows * tiles < 2 * spx__cuda_sm_count(ctx))
         t->rows /= 2;
     int64_t row_bytes = t->cols * es;
-    if ((P->k + 1) * row_bytes <= budget) { /* k rows and a row of zeros */
+    const bool wide = t->cols == base && tiled_wide(ctx, P, row_bytes, (m + t->rows - 1) / t->rows * tiles);
+    t->threads = wide ? 512 : 256;
+    if (wide) {
+        t->rows *= 2; /* slots */
+        t->kc = P->k;
+    } else if ((P->k + 1) * row_bytes <= budget) { /* k rows and a row of zeros */
         t->kc = P->k > 0 ? P->k : 1;
     } else {
         for (;;) {
@@ -446,12 +469,12 @@ static spx_status prepare_tiled(spx_ctx *ctx, cuda_plan *P, int64_t forced, char
         slots = cut = 0;
         for (int64_t i = 0; i < m; i++) {
             const int64_t len = rowptr[i + 1] - rowptr[i];
-            int count = 1;
+            int count = wide ? 2 : 1;
             while (count < teams && len > count * cap)
                 count *= 2;
             units[i] = (tiled_unit){(len + count - 1) / count, (int32_t)i, count};
             slots += count;
-            cut += count > 1;
+            cut += count > (wide ? 2 : 1);
         }
         if (t->kc >= P->k || (slots + t->rows - 1) / t->rows <= (m + t->rows - 1) / t->rows)
             break;
@@ -469,9 +492,12 @@ static spx_status prepare_tiled(spx_ctx *ctx, cuda_plan *P, int64_t forced, char
     }
     if ((s = build_tiled_slots(ctx, P, rowptr, units, m, slots, teams)))
         goto done;
-    int len = snprintf(why, whylen, "blocks of %lld rows x %lld columns hold ", (long long)t->rows,
-                       (long long)t->cols);
-    if (t->kc >= P->k)
+    int len = snprintf(why, whylen, "blocks of %d threads, %lld rows x %lld columns, hold ", t->threads,
+                       (long long)(wide ? t->rows / 2 : t->rows), (long long)t->cols);
+    if (wide)
+        len += snprintf(why + len, whylen - (size_t)len,
+                        "all of B's column tile in a whole SM's shared memory, every row in 2 pieces or more");
+    else if (t->kc >= P->k)
         len += snprintf(why + len, whylen - (size_t)len, "all of B's column tile in shared memory");
     else
         len += snprintf(why + len, whylen - (size_t)len, "B's column tile in shared memory, %lld rows of k at a time",
@@ -500,9 +526,9 @@ static bool tiled_pays(spx_ctx *ctx, const cuda_plan *P, char *why, size_t whyle
     if (P->dtype != SPX_F32 || P->n < TILED_MIN_N || P->m <= 0 || P->k <= 0)
         return false;
     double density = (double)P->csr.nnz / ((double)P->m * (double)P->k);
-    bool one_chunk = (P->k + 1) * 8 * 16 <= tiled_smem_budget(ctx); /* tiles of 8 16-byte vectors */
     const int64_t q = SPX_CUDA_TILED_ROW_QUANTUM, tiles = (P->n + 31) / 32; /* of 8 16-byte vectors */
     const int64_t blocks = (P->m + q - 1) / q * tiles;
+    const bool one_chunk = (P->k + 1) * 8 * 16 <= tiled_smem_budget(ctx) || tiled_wide(ctx, P, 8 * 16, blocks);
     if (density < TILED_MIN_DENSITY || (!one_chunk && density < TILED_CHUNKED_MIN_DENSITY) ||
         2 * blocks < spx__cuda_sm_count(ctx))
         return false;

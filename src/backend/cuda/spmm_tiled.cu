@@ -36,8 +36,6 @@ extern "C" {
 #include "backend/cuda/spmm_cuda.h"
 }
 
-#define TILED_THREADS 256
-
 namespace {
 
 template <typename T> struct tiled_params {
@@ -105,12 +103,12 @@ template <typename A, int W, int V> __device__ __forceinline__ void rotate_vecto
     }
 }
 
-template <typename T, int G, int W>
-__global__ void __launch_bounds__(TILED_THREADS, sizeof(T) >= 4 ? 3 : 2) tiled_kernel(const tiled_params<T> p)
+template <typename T, int G, int W, int BT>
+__global__ void __launch_bounds__(BT, BT > 256 ? 1 : sizeof(T) >= 4 ? 3 : 2) tiled_kernel(const tiled_params<T> p)
 {
     typedef typename acc_of<T>::type A;
     constexpr int V = vec16<T>::n, NV = G * W, TN = NV * V, ROW_BYTES = TN * (int)sizeof(T);
-    constexpr int TEAMS = TILED_THREADS / G, E = SPX_CUDA_TILED_BATCH / G; // E: entries per lane per batch
+    constexpr int TEAMS = BT / G, E = SPX_CUDA_TILED_BATCH / G; // E: entries per lane per batch
     constexpr int U2 = W >= 4 ? 1 : SPX_SPMM_IN_FLIGHT / 2;       // pairs of entries in flight (registers)
     static_assert(G % U2 == 0 && E % 2 == 0 && G * W >= 8, "pairs in flight divide the team; tiles of >= 128 bytes");
     extern __shared__ __align__(16) unsigned char smem_raw[];
@@ -129,7 +127,7 @@ __global__ void __launch_bounds__(TILED_THREADS, sizeof(T) >= 4 ? 3 : 2) tiled_k
     auto vec_of = [&](int w) { return ((w + team) & (W - 1)) * G + tl; };
     const char *const slab_bytes = reinterpret_cast<const char *>(slab);
     const int zero_row = (int)kc; // row kc holds zeros
-    for (int e = threadIdx.x; e < TN; e += TILED_THREADS)
+    for (int e = threadIdx.x; e < TN; e += BT)
         slab[kc * TN + e] = from_acc<T>(A(0));
 
     const int64_t ntiles = (p.d.n + TN - 1) / TN; // more than the grid's 65535 in y: blocks loop
@@ -139,7 +137,7 @@ __global__ void __launch_bounds__(TILED_THREADS, sizeof(T) >= 4 ? 3 : 2) tiled_k
             const int k0 = (int)(c * kc), k1 = (int)(k0 + kc < p.k ? k0 + kc : p.k);
             if (c > 0 || tile != blockIdx.y)
                 __syncthreads(); // every row is done with the previous chunk
-            copy_b_rows<T, V, NV, TILED_THREADS>(slab, 0, -1, p.d.B, p.d.ldb, p.d.n, p.vec_loads != 0, k0, k1, c0);
+            copy_b_rows<T, V, NV, BT>(slab, 0, -1, p.d.B, p.d.ldb, p.d.n, p.vec_loads != 0, k0, k1, c0);
             copy_b_wait();
             __syncthreads();
             // the warp's teams take slots base + sub, base + TEAMS + sub, ...
@@ -267,20 +265,21 @@ __global__ void __launch_bounds__(TILED_THREADS, sizeof(T) >= 4 ? 3 : 2) tiled_k
     }
 }
 
-template <typename T, int G, int W>
+template <typename T, int G, int W, int BT = 256>
 cudaError_t launch_gw(const tiled_params<T> &p, int64_t slots, int64_t n, size_t smem, cudaStream_t st)
 {
     constexpr int64_t TN = G * W * vec16<T>::n;
     const int64_t gx = slots / p.rows, gy = (n + TN - 1) / TN;
     if (gx > 0x7fffffff)
         return cudaErrorInvalidConfiguration;
-    return launch_dynamic_smem<tiled_kernel<T, G, W>>(dim3((unsigned)gx, (unsigned)(gy < 65535 ? gy : 65535)),
-                                                      TILED_THREADS, smem, st, p);
+    return launch_dynamic_smem<tiled_kernel<T, G, W, BT>>(dim3((unsigned)gx, (unsigned)(gy < 65535 ? gy : 65535)),
+                                                          BT, smem, st, p);
 }
 
 // Tiles of 8, 16 or 32 16-byte vectors: teams of 4 lanes x 2 vectors (two
 // shuffles per entry and 8 vectors, rather than per 8 with teams of 8 lanes),
-// 8 x 2 and 8 x 4, as spx__cuda_tiled_team_lanes tells the plan.
+// 8 x 2 and 8 x 4, as spx__cuda_tiled_team_lanes tells the plan; blocks of
+// 256 threads, or of 512 for tiles of 8 vectors when the plan asks (wide).
 template <typename T>
 cudaError_t launch_t(const spx_cuda_csr *A, const spx_cuda_tiled_slots *slots, const spx_cuda_tiled_shape *s,
                      const spx_cuda_dense_args *d)
@@ -298,6 +297,9 @@ cudaError_t launch_t(const spx_cuda_csr *A, const spx_cuda_tiled_slots *slots, c
     p.pairs = (uintptr_t)A->colidx % 8 == 0 && (uintptr_t)A->vals % (2 * sizeof(T)) == 0;
     const size_t smem = spx__cuda_tiled_smem(s, A->cols, d->dtype);
     const int64_t vectors = s->cols / vec16<T>::n;
+    if (s->threads != 256)
+        return s->threads == 512 && vectors == 8 ? launch_gw<T, 4, 2, 512>(p, slots->count, d->n, smem, d->stream)
+                                                 : cudaErrorInvalidValue;
     switch (vectors * spx__cuda_tiled_team_lanes(vectors)) {
     case 8 * 4: return launch_gw<T, 4, 2>(p, slots->count, d->n, smem, d->stream);
     case 16 * 8: return launch_gw<T, 8, 2>(p, slots->count, d->n, smem, d->stream);
