@@ -53,6 +53,7 @@ typedef struct bench_opts {
     int64_t repeat, warmup;
     double budget_ms; /* per implementation and case: fewer repeats past this */
     spx_precision precision;
+    spx_dtype dtype;    /* values of A, B and C: f32, f16 or bf16 (cuSPARSE gets the same) */
     int64_t panel_cols; /* spx_spmm_options.panel_cols for every spx plan */
     int64_t k_slabs;    /* spx_spmm_options.k_slabs for every spx plan that takes it */
     spx_spmm_alg algs[BENCH_MAX_ALGS];
@@ -127,7 +128,7 @@ typedef struct bench {
 typedef struct bench_mat {
     const bench_case *c;
     char values[128]; /* where the values came from */
-    spx_matrix *A, *dA;
+    spx_matrix *A, *dA; /* A on the host in f32; on the device in the run's value type */
     spx_matrix_info info;
     spx_matrix_arrays ha, da;
     int64_t nonempty_cols, longest_row;
@@ -145,13 +146,14 @@ typedef struct bench_job {
     int64_t m, k, nnz, n;
     double bytes; /* compulsory */
     int nsets;
-    float **dB, **dC; /* device sets */
-    float *hB;        /* host copies of the B sets, nsets * k * n */
+    void **dB, **dC;  /* device sets, in the run's value type */
+    float *hB;        /* host copies of the B sets, nsets * k * n, rounded to the value type */
     int64_t *sample;  /* rows checked against the float64 host product */
     int nsample;
     double *ref_rows; /* nsample * n */
     float *cref;      /* cuSPARSE's result on the host, once has_ref */
     float *cwork;     /* host scratch for a result */
+    void *craw;       /* the result as stored, before widening to f32 (16-bit types) */
     bool has_ref;
     char *explain;    /* spx auto plan's explanation */
     size_t row0;      /* this job's first row in bench.rows */
@@ -182,6 +184,14 @@ bool bench_time_once(bench *b, bench_step fn, bench_job *j, void *arg, double *m
                      size_t en);
 bool bench_cuda_ok(cudaError_t e, const char *what, char *err, size_t en);
 double bench_median(double *t, int n);
+/* Value types of a run: bytes per element, the CUDA type, conversions of n
+ * elements from and to f32 (round to nearest even), and f32 rounded to the
+ * type and back. */
+size_t bench_size(spx_dtype t);
+cudaDataType bench_cuda_type(spx_dtype t);
+void bench_narrow(spx_dtype t, const float *x, void *y, size_t n);
+void bench_widen(spx_dtype t, const void *x, float *y, size_t n);
+float bench_round(spx_dtype t, float x);
 
 /* ---- cases (bench_cases.c) ---------------------------------------------------- */
 

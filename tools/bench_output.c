@@ -212,8 +212,8 @@ void bench_write_json(const bench *b)
         fprintf(f, "%.6g", b->copy_gbs);
     else
         fputs("null", f);
-    fprintf(f, ",\n  \"precision\": \"%s\", \"repeat\": %lld, \"warmup\": %lld, \"budget_ms\": %g",
-            spx_precision_name(b->o.precision), (long long)b->o.repeat, (long long)b->o.warmup,
+    fprintf(f, ",\n  \"dtype\": \"%s\", \"precision\": \"%s\", \"repeat\": %lld, \"warmup\": %lld, \"budget_ms\": %g",
+            spx_dtype_name(b->o.dtype), spx_precision_name(b->o.precision), (long long)b->o.repeat, (long long)b->o.warmup,
             b->o.budget_ms);
     fputs(",\n  \"rows\": [\n", f);
     for (size_t i = 0; i < b->nrows; i++) {

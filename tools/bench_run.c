@@ -46,6 +46,98 @@ double bench_median(double *t, int n)
     return n % 2 ? t[n / 2] : 0.5 * (t[n / 2 - 1] + t[n / 2]);
 }
 
+/* ---- value types ----------------------------------------------------------------- */
+
+size_t bench_size(spx_dtype t) { return t == SPX_F32 ? 4 : 2; }
+
+cudaDataType bench_cuda_type(spx_dtype t)
+{
+    return t == SPX_F16 ? CUDA_R_16F : t == SPX_BF16 ? CUDA_R_16BF : CUDA_R_32F;
+}
+
+static uint32_t f32_bits(float f)
+{
+    uint32_t u;
+    memcpy(&u, &f, sizeof u);
+    return u;
+}
+
+static float f32_of(uint32_t u)
+{
+    float f;
+    memcpy(&f, &u, sizeof f);
+    return f;
+}
+
+static uint16_t bf16_of(float f)
+{
+    uint32_t u = f32_bits(f);
+    if ((u & 0x7fffffffu) > 0x7f800000u) /* NaN stays NaN */
+        return (uint16_t)((u >> 16) | 0x40u);
+    u += 0x7fffu + ((u >> 16) & 1u);
+    return (uint16_t)(u >> 16);
+}
+
+/* IEEE half, round to nearest even; overflow to infinity, underflow through
+ * the subnormals to zero. */
+static uint16_t f16_of(float f)
+{
+    const uint32_t u = f32_bits(f), sign = (u >> 16) & 0x8000u, a = u & 0x7fffffffu;
+    uint32_t r, rem, halfway;
+    if (a > 0x7f800000u)
+        return (uint16_t)(sign | 0x7e00u);
+    if (a >= 0x477ff000u) /* from 65520 up: infinity */
+        return (uint16_t)(sign | 0x7c00u);
+    if (a < 0x38800000u) { /* below 2^-14: a multiple of 2^-24 */
+        if (a <= 0x33000000u) /* up to 2^-25: zero (2^-25 is a tie, to even) */
+            return (uint16_t)sign;
+        const uint32_t e = a >> 23, m = (a & 0x7fffffu) | 0x800000u, shift = 126 - e;
+        r = m >> shift;
+        rem = m & ((1u << shift) - 1);
+        halfway = 1u << (shift - 1);
+    } else {
+        r = (a - 0x38000000u) >> 13;
+        rem = a & 0x1fffu;
+        halfway = 0x1000u;
+    }
+    if (rem > halfway || (rem == halfway && (r & 1u)))
+        r++;
+    return (uint16_t)(sign | r);
+}
+
+static float f32_of_f16(uint16_t h)
+{
+    const uint32_t sign = (uint32_t)(h & 0x8000u) << 16, e = (h >> 10) & 0x1fu, m = h & 0x3ffu;
+    if (e == 0)
+        return sign ? -ldexpf((float)m, -24) : ldexpf((float)m, -24);
+    return f32_of(sign | (e == 31 ? 0x7f800000u : (e + 112) << 23) | (m << 13));
+}
+
+void bench_narrow(spx_dtype t, const float *x, void *y, size_t n)
+{
+    uint16_t *h = y;
+    if (t == SPX_F32)
+        memcpy(y, x, n * sizeof *x);
+    else
+        for (size_t i = 0; i < n; i++)
+            h[i] = t == SPX_BF16 ? bf16_of(x[i]) : f16_of(x[i]);
+}
+
+void bench_widen(spx_dtype t, const void *x, float *y, size_t n)
+{
+    const uint16_t *h = x;
+    if (t == SPX_F32)
+        memcpy(y, x, n * sizeof *y);
+    else
+        for (size_t i = 0; i < n; i++)
+            y[i] = t == SPX_BF16 ? f32_of((uint32_t)h[i] << 16) : f32_of_f16(h[i]);
+}
+
+float bench_round(spx_dtype t, float x)
+{
+    return t == SPX_BF16 ? f32_of((uint32_t)bf16_of(x) << 16) : t == SPX_F16 ? f32_of_f16(f16_of(x)) : x;
+}
+
 static bool elapsed_ms(cudaEvent_t from, cudaEvent_t to, double *ms, char *err, size_t en)
 {
     float f = 0;
@@ -158,17 +250,18 @@ void bench_check(bench *b, bench_job *j, bench_step fn, void *arg, bench_row *r,
      * beta = 0 overwrites NaN, so its C is poisoned with NaN (0xFF bytes); the
      * libraries do not document that, so theirs gets 0x7E bytes, 8.4e37. */
     int poison = strcmp(r->impl, "spx") == 0 ? 0xFF : 0x7E;
-    if (!bench_cuda_ok(cudaMemsetAsync(j->dC[0], poison, count * sizeof(float), b->stream),
-                       "poisoning C", err, en) ||
+    const size_t es = bench_size(b->o.dtype);
+    if (!bench_cuda_ok(cudaMemsetAsync(j->dC[0], poison, count * es, b->stream), "poisoning C", err, en) ||
         !fn(b, j, arg, 0, err, en) ||
         !bench_cuda_ok(cudaStreamSynchronize(b->stream), "check run", err, en) ||
-        !bench_cuda_ok(cudaMemcpy(j->cwork, j->dC[0], count * sizeof(float), cudaMemcpyDeviceToHost),
+        !bench_cuda_ok(cudaMemcpy(j->craw, j->dC[0], count * es, cudaMemcpyDeviceToHost),
                        "copying C to the host", err, en)) {
         r->state = ROW_ERROR;
         b->failures++;
         bench_healthy(b);
         return;
     }
+    bench_widen(b->o.dtype, j->craw, j->cwork, count);
     r->err_rows = rel_error_rows(j);
     r->err_ref = j->has_ref ? rel_error(j->cwork, j->cref, count) : NAN;
     bool ok = r->err_rows <= r->bound && (!j->has_ref || r->err_ref <= r->bound);
@@ -205,12 +298,14 @@ static void job_free(bench_job *j)
     free(j->ref_rows);
     free(j->cref);
     free(j->cwork);
+    free(j->craw);
     free(j->explain);
     memset(j, 0, sizeof *j);
 }
 
-/* Sampled rows of A*B (set 0) in float64 on the host. */
-static bool job_reference(bench_job *j, char *err, size_t en)
+/* Sampled rows of A*B (set 0) in float64 on the host, from A's values as the
+ * run's value type stores them (B's host copies are rounded already). */
+static bool job_reference(bench_job *j, spx_dtype dtype, char *err, size_t en)
 {
     const bench_mat *M = j->mat;
     bool i64 = M->info.index_type == SPX_INDEX_I64;
@@ -232,7 +327,7 @@ static bool job_reference(bench_job *j, char *err, size_t en)
         for (int64_t p = bench_idx(M->ha.offsets, i64, i); p < bench_idx(M->ha.offsets, i64, i + 1); p++) {
             const float *brow = j->hB + (size_t)bench_idx(M->ha.indices, i64, p) * (size_t)j->n;
             for (int64_t c = 0; c < j->n; c++)
-                out[c] += (double)val[p] * brow[c];
+                out[c] += (double)bench_round(dtype, val[p]) * brow[c];
         }
     }
     return true;
@@ -247,10 +342,12 @@ static bool job_setup(bench *b, bench_mat *M, int64_t n, bench_job *j, char *err
     j->k = M->info.cols;
     j->nnz = M->info.nnz;
     j->n = n;
-    j->bytes = (double)j->nnz * 8 + (double)(j->m + 1) * 4 + (double)M->nonempty_cols * n * 4 +
-               (double)j->m * n * 4;
+    const spx_dtype dtype = b->o.dtype;
+    const size_t es = bench_size(dtype);
+    j->bytes = (double)j->nnz * (4.0 + (double)es) + (double)(j->m + 1) * 4 +
+               (double)M->nonempty_cols * n * es + (double)j->m * n * es;
     size_t bcount = (size_t)j->k * (size_t)n, ccount = (size_t)j->m * (size_t)n;
-    double set_bytes = (double)(bcount + ccount) * 4;
+    double set_bytes = (double)(bcount + ccount) * es;
     double l2 = b->dev.l2_bytes > 0 ? (double)b->dev.l2_bytes : 50e6;
     /* rotate enough sets that a set is out of L2 by the time it comes round again */
     j->nsets = set_bytes >= 2 * l2 ? 1 : (int)fmin(BENCH_MAX_SETS, ceil(4 * l2 / set_bytes));
@@ -259,7 +356,8 @@ static bool job_setup(bench *b, bench_mat *M, int64_t n, bench_job *j, char *err
     j->hB = malloc(sizeof *j->hB * bcount * (size_t)j->nsets);
     j->cref = malloc(sizeof *j->cref * ccount);
     j->cwork = malloc(sizeof *j->cwork * ccount);
-    if (!j->dB || !j->dC || !j->hB || !j->cref || !j->cwork) {
+    j->craw = malloc(es * (ccount > bcount ? ccount : bcount)); /* also stages B's narrowing */
+    if (!j->dB || !j->dC || !j->hB || !j->cref || !j->cwork || !j->craw) {
         snprintf(err, en, "out of host memory (%.2f GB for the B sets and two copies of C)",
                  ((double)bcount * j->nsets + 2.0 * (double)ccount) * 4 / 1e9);
         return false;
@@ -272,28 +370,31 @@ static bool job_setup(bench *b, bench_mat *M, int64_t n, bench_job *j, char *err
             snprintf(err, en, "filling B: %s (%s)", spx_last_error(b->ctx), spx_status_name(st));
             return false;
         }
+        for (size_t i = 0; dtype != SPX_F32 && i < bcount; i++)
+            j->hB[bcount * (size_t)s + i] = bench_round(dtype, j->hB[bcount * (size_t)s + i]);
     }
     size_t free_bytes = 0, total_bytes = 0;
     if (!bench_cuda_ok(cudaMemGetInfo(&free_bytes, &total_bytes), "cudaMemGetInfo", err, en))
         return false;
     for (int s = 0; s < j->nsets; s++) {
-        cudaError_t e = cudaMalloc((void **)&j->dB[s], bcount * sizeof(float));
+        cudaError_t e = cudaMalloc(&j->dB[s], bcount * es);
         if (e == cudaSuccess)
-            e = cudaMalloc((void **)&j->dC[s], ccount * sizeof(float));
+            e = cudaMalloc(&j->dC[s], ccount * es);
         if (e != cudaSuccess) {
             snprintf(err, en, "out of device memory: B and C (%d set(s)) need %.2f GB, %.2f GB "
                      "were free (%s)", j->nsets, set_bytes * j->nsets / 1e9, free_bytes / 1e9,
                      cudaGetErrorString(e));
             return false;
         }
-        if (!bench_cuda_ok(cudaMemcpy(j->dB[s], j->hB + bcount * (size_t)s, bcount * sizeof(float),
-                                      cudaMemcpyHostToDevice), "copying B to the device", err, en) ||
-            !bench_cuda_ok(cudaMemset(j->dC[s], 0, ccount * sizeof(float)), "cudaMemset", err, en))
+        bench_narrow(dtype, j->hB + bcount * (size_t)s, j->craw, bcount);
+        if (!bench_cuda_ok(cudaMemcpy(j->dB[s], j->craw, bcount * es, cudaMemcpyHostToDevice),
+                           "copying B to the device", err, en) ||
+            !bench_cuda_ok(cudaMemset(j->dC[s], 0, ccount * es), "cudaMemset", err, en))
             return false;
     }
     /* pageable copies may still be in flight for streams that do not sync with them */
     return bench_cuda_ok(cudaDeviceSynchronize(), "setting up B and C", err, en) &&
-           job_reference(j, err, en);
+           job_reference(j, dtype, err, en);
 }
 
 /* ---- spx ------------------------------------------------------------------------- */
@@ -306,8 +407,8 @@ typedef struct {
 static bool spx_step(bench *b, bench_job *j, void *arg, int s, char *err, size_t en)
 {
     spx_run *p = arg;
-    spx_dense B = spx_dense_make(j->dB[s], j->k, j->n, j->n, SPX_F32, SPX_ROW_MAJOR, SPX_MEM_DEVICE);
-    spx_dense C = spx_dense_make(j->dC[s], j->m, j->n, j->n, SPX_F32, SPX_ROW_MAJOR, SPX_MEM_DEVICE);
+    spx_dense B = spx_dense_make(j->dB[s], j->k, j->n, j->n, b->o.dtype, SPX_ROW_MAJOR, SPX_MEM_DEVICE);
+    spx_dense C = spx_dense_make(j->dC[s], j->m, j->n, j->n, b->o.dtype, SPX_ROW_MAJOR, SPX_MEM_DEVICE);
     p->status = spx_spmm_plan_execute(b->ctx, p->plan, 1.0, &B, 0.0, &C);
     if (p->status) {
         snprintf(err, en, "spx_spmm_plan_execute: %s (%s)", spx_last_error(b->ctx),
@@ -323,13 +424,13 @@ static void run_spx(bench *b, bench_job *j, spx_spmm_alg alg)
     if (!r)
         return;
     r->precision = spx_precision_name(b->o.precision);
-    r->bound = b->o.precision == SPX_PRECISION_EXACT ? 1e-4 : 1e-2;
+    r->bound = b->o.dtype != SPX_F32 ? 2e-2 : b->o.precision == SPX_PRECISION_EXACT ? 1e-4 : 1e-2;
     const bool row_kernels = alg == SPX_SPMM_AUTO || alg == SPX_SPMM_ROW_SPLIT || alg == SPX_SPMM_WARP_ROW ||
                              alg == SPX_SPMM_BLOCK_ROW; /* the algorithms that take k_slabs */
     spx_spmm_options opts = {.alg = alg, .precision = b->o.precision, .panel_cols = b->o.panel_cols,
                              .k_slabs = row_kernels ? b->o.k_slabs : 0};
     spx_spmm_plan *plan = NULL;
-    spx_status s = spx_spmm_plan_create(b->ctx, SPX_OP_NONE, j->mat->dA, j->n, SPX_F32, &opts, &plan);
+    spx_status s = spx_spmm_plan_create(b->ctx, SPX_OP_NONE, j->mat->dA, j->n, b->o.dtype, &opts, &plan);
     if (s) {
         r->state = s == SPX_ERR_UNSUPPORTED ? ROW_NA : ROW_ERROR;
         snprintf(r->reason, sizeof r->reason, "%s%s (%s)", s == SPX_ERR_UNSUPPORTED ? "" : "plan: ",
@@ -404,7 +505,12 @@ void bench_run_matrix(bench *b, const bench_case *c, int index, int total)
     bool ok = bench_load(b, c, &M, err, sizeof err);
     double load_ms = cli_now_ms() - t0;
     if (ok) {
-        spx_status s = spx_matrix_to_device(b->ctx, M.A, &M.dA);
+        spx_matrix *typed = NULL; /* A in the run's value type, when not f32 */
+        spx_status s = b->o.dtype == SPX_F32 ? SPX_OK
+                                             : spx_matrix_astype(b->ctx, M.A, b->o.dtype, M.info.index_type, &typed);
+        if (!s)
+            s = spx_matrix_to_device(b->ctx, typed ? typed : M.A, &M.dA);
+        spx_matrix_destroy(typed);
         if (!s)
             s = spx_matrix_arrays_get(M.dA, &M.da);
         if (s) {

@@ -18,16 +18,17 @@
 static const char help_text[] =
     "usage: spx bench spmm [--suite quick|full] [--matrix FILE]... [--gen SPEC]...\n"
     "         [--n 32,128] [--dlmc-n 1024] [--repeat R] [--warmup W] [--budget-ms MS]\n"
-    "         [--algs auto,row_split,...|all] [--precision exact|tf32|bf16|f16]\n"
+    "         [--algs auto,row_split,...|all] [--precision exact|tf32|bf16|f16] [--dtype f32|bf16|f16]\n"
     "         [--panel W]  (column panel width of AUTO's row kernels, or TILED's and BAND's column tile;\n"
     "                       0: no panels, the planner's tile for TILED and BAND)\n"
     "         [--k-slabs S]  (slabs of A's columns for AUTO and the row kernels; 0: the planner's choice,\n"
     "                       1: none)\n"
     "         [--csv FILE] [--json FILE] [--data DIR] [--seed S] [--no-dense] [--no-cusparse]\n"
     "\n"
-    "Times spx's SpMM (C = A B, A f32 CSR, B and C row-major f32 on the device) for each\n"
-    "algorithm against every cuSPARSE CSR algorithm and dense cuBLAS (sgemm, tf32, bf16)\n"
-    "on the same inputs, checks every result, and prints a table per matrix and N and a\n"
+    "Times spx's SpMM (C = A B, A CSR, B and C row-major on the device, values f32 or as\n"
+    "--dtype says) for each algorithm against every cuSPARSE CSR algorithm (the same value\n"
+    "type, f32 accumulation) and dense cuBLAS (sgemm, tf32, bf16; f32 data only) on the\n"
+    "same inputs, checks every result, and prints a table per matrix and N and a\n"
     "summary. Without --suite, --matrix or --gen the quick suite runs.\n"
     "  --suite quick   uniform 1M x 1M at 8/row, R-MAT scale 18, 3D Laplacian 64^3, the\n"
     "                  data folder's graphs/, one DLMC transformer layer; N 32,128 (DLMC 1024)\n"
@@ -133,6 +134,12 @@ static int parse_options(cli_args *a, bench *b, bench_case **cases, int *ncases)
     const char *prec = cli_str(a, "precision", "exact");
     if (spx_precision_from_name(prec, &o->precision) != SPX_OK) {
         cli_usage_error("unknown precision '%s' (exact, tf32, bf16 or f16)", prec);
+        return CLI_USAGE;
+    }
+    const char *dtype = cli_str(a, "dtype", "f32");
+    if (spx_dtype_from_name(dtype, &o->dtype) != SPX_OK ||
+        (o->dtype != SPX_F32 && o->dtype != SPX_BF16 && o->dtype != SPX_F16)) {
+        cli_usage_error("--dtype expects f32, bf16 or f16, got '%s'", dtype);
         return CLI_USAGE;
     }
     if (!parse_algs(cli_str(a, "algs", "all"), o))
@@ -311,11 +318,11 @@ static void print_header(const bench *b)
            "run(s), then the median and min of %lld runs (at least 10 when %.0f ms would not "
            "hold them); B and C rotated through copies when they total under 2x L2\n",
            (long long)b->o.warmup, (long long)b->o.repeat, b->o.budget_ms);
-    printf("spx: precision %s, algorithms", spx_precision_name(b->o.precision));
+    printf("values: %s; spx: precision %s, algorithms", spx_dtype_name(b->o.dtype), spx_precision_name(b->o.precision));
     for (int i = 0; i < b->o.nalgs; i++)
         printf("%s %s", i ? "," : "", spx_spmm_alg_name(b->o.algs[i]));
     printf("\nchecks: each result against cuSPARSE's (relative Frobenius error; bound 1e-4 for f32, "
-           "1e-2 for tf32/bf16/f16) and against a float64 host product on sampled rows\n");
+           "1e-2 for tf32/bf16/f16 precision, 2e-2 for f16/bf16 data) and against a float64 host product on sampled rows\n");
     fflush(stdout);
 }
 
@@ -346,7 +353,7 @@ int cmd_bench(int argc, char **argv)
     cli_args a;
     int r = cli_parse_n(argc - 1, argv + 1, "no-dense|no-cusparse|help",
                         "suite|matrix|gen|n|dlmc-n|repeat|warmup|budget-ms|algs|precision|csv|json|"
-                        "data|seed|panel|k-slabs",
+                        "data|seed|panel|k-slabs|dtype",
                         0, NULL, &a);
     if (r)
         return r;

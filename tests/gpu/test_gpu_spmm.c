@@ -301,11 +301,13 @@ static void tile_width_cases(tmat *t, spx_dtype dt, spx_spmm_alg alg, int64_t pl
         }
 }
 
-/* Fails unless AUTO's plan for A at N (f32, op N) says `says`. */
+/* Fails unless AUTO's plan for A at N (op N, A's value type) says `says`. */
 static void auto_plan_says(const spx_matrix *A, int64_t n, const char *says, const char *name)
 {
     spx_spmm_plan *plan = NULL;
-    CHECK_OK(g_ctx, spx_spmm_plan_create(g_ctx, SPX_OP_NONE, A, n, SPX_F32, NULL, &plan));
+    spx_matrix_info info;
+    CHECK_OK(g_ctx, spx_matrix_info_get(A, &info));
+    CHECK_OK(g_ctx, spx_spmm_plan_create(g_ctx, SPX_OP_NONE, A, n, info.dtype, NULL, &plan));
     if (plan && !strstr(spx_spmm_plan_explain(plan), says))
         TFAIL("%s: AUTO's plan does not say \"%s\": %s", name, says, spx_spmm_plan_explain(plan));
     spx_spmm_plan_destroy(plan);
@@ -352,6 +354,47 @@ static void whole_rows_shapes(void)
         di.smem_per_block_optin >= 1025 * 128 && 1025 * 128 > di.smem_per_sm / 2 - 1024)
         auto_plan_says(A, 1000, "every row in 2 pieces", "pruned 256x1024 wide tiled");
     shape_matrix(A, "pruned 256x1024 wide tiled", SPX_CSR, NULL, n_wide, 1);
+}
+
+/* AUTO on f16 and bf16 data (dense_pays and tiled_pays in the CUDA plan): a
+ * pruned 512 x 512 layer at 90 % sparsity takes TILED at N = 1024 (8 x 16
+ * blocks of 64 rows x 64 columns; all of k in 64 KB) and the dense path at
+ * N = 4096 (nnz x N = 1.1e8 is past the work where TILED keeps up with it); a
+ * 512 x 2048 one at N = 256, where TILED would need chunks of k at this
+ * density, takes the dense path from nnz x N = 2.7e7. Every plan's result is
+ * checked too. */
+static void auto_16bit_shapes(void)
+{
+    static const spx_dtype types16[] = {SPX_F16, SPX_BF16};
+    static const struct {
+        int64_t m, k, n;
+        const char *says;
+    } cases[] = {{512, 512, 1024, "all of B's column tile in shared memory"},
+                 {512, 512, 4096, "written out densely"},
+                 {512, 2048, 256, "written out densely"}};
+    spx_device_info di;
+    memset(&di, 0, sizeof di);
+    const bool gpu = g_cuda && spx_ctx_device_info(g_ctx, &di) == SPX_OK;
+    for (size_t d = 0; d < 2; d++)
+        for (size_t i = 0; i < sizeof cases / sizeof *cases; i++) {
+            spx_matrix *A = NULL;
+            CHECK_OK(g_ctx, spx_gen_pruned(g_ctx, cases[i].m, cases[i].k, 0.9, next_seed(), types16[d],
+                                           SPX_INDEX_DEFAULT, &A));
+            char name[64];
+            snprintf(name, sizeof name, "pruned %lldx%lld %s N=%lld", (long long)cases[i].m, (long long)cases[i].k,
+                     spx_dtype_name(types16[d]), (long long)cases[i].n);
+            /* TILED wants every other SM to get a block: 128 blocks */
+            if (A && gpu && (i > 0 || di.sm_count <= 256))
+                auto_plan_says(A, cases[i].n, cases[i].says, name);
+            tmat t;
+            if (tmat_make(&t, A, SPX_CSR, NULL, name)) {
+                tcase c = case_make(&t, SPX_OP_NONE, types16[d], cases[i].n);
+                c.algs = 1u << SPX_SPMM_AUTO;
+                case_plan_runs(&c);
+                run_case(&c, 0);
+            }
+            tmat_free(&t);
+        }
 }
 
 /* Slabs of A's columns (spx_spmm_options.k_slabs) asked of AUTO and the row
@@ -527,6 +570,7 @@ static void hard_shapes(void)
     shape_matrix(build_random_rows(3000, 2500, 0, 18, 1, SPX_INDEX_I64), "3000x2500 i64", SPX_CSR,
                  NULL, n_odd, 2);
     whole_rows_shapes();
+    auto_16bit_shapes();
     k_slabs_shapes();
     gather_shapes();
     /* blocked formats whose blocks and slices do not divide the shape */

@@ -511,7 +511,7 @@ done:
     return s;
 }
 
-/* AUTO takes TILED on f32 data when N >= TILED_MIN_N, A holds at least
+/* AUTO takes TILED on f32, f16 and bf16 data when N >= TILED_MIN_N, A holds at least
  * TILED_MIN_DENSITY of its cells (each block's copy of B's tile is then used
  * several times over), with all of k in one shared-memory chunk or at least
  * TILED_CHUNKED_MIN_DENSITY of the cells (every further chunk costs a refill
@@ -520,13 +520,15 @@ done:
  * SMs share the work). Denser matrices take the dense path first. Measured on
  * an H100 over the DLMC layers at N = 256, 1024 and 4096 (docs/PERFORMANCE.md):
  * within those bounds TILED was ahead of merge path on most layers, behind on
- * most others (at N = 256 the 512-row layers give 64 blocks). */
+ * most others (at N = 256 the 512-row layers give 64 blocks); on f16 and bf16
+ * data (H200, same layers) the same bounds held, with tiles of 64 columns. */
 static bool tiled_pays(spx_ctx *ctx, const cuda_plan *P, char *why, size_t whylen)
 {
-    if (P->dtype != SPX_F32 || P->n < TILED_MIN_N || P->m <= 0 || P->k <= 0)
+    if (P->dtype == SPX_F64 || P->n < TILED_MIN_N || P->m <= 0 || P->k <= 0)
         return false;
     double density = (double)P->csr.nnz / ((double)P->m * (double)P->k);
-    const int64_t q = SPX_CUDA_TILED_ROW_QUANTUM, tiles = (P->n + 31) / 32; /* of 8 16-byte vectors */
+    const int64_t q = SPX_CUDA_TILED_ROW_QUANTUM, cols = 8 * (16 / (int64_t)spx_dtype_size(P->dtype)),
+                  tiles = (P->n + cols - 1) / cols; /* of 8 16-byte vectors */
     const int64_t blocks = (P->m + q - 1) / q * tiles;
     const bool one_chunk = (P->k + 1) * 8 * 16 <= tiled_smem_budget(ctx) || tiled_wide(ctx, P, 8 * 16, blocks);
     if (density < TILED_MIN_DENSITY || (!one_chunk && density < TILED_CHUNKED_MIN_DENSITY) ||
@@ -827,26 +829,39 @@ static int block_rows_pay(spx_ctx *ctx, const cuda_plan *P, char *why, size_t wh
 
 /* AUTO writes op(A) out densely and runs a dense GEMM when A holds at least
  * 1/share of its cells, share being about how many times the sparse kernels'
- * useful flop rate the GEMM's rate is at the asked precision; when N is wide
- * enough for the GEMM to reach that rate; when the product is large enough
- * (nnz x N) for the sparse kernels to take over ~10 us on tensor-core
- * precisions and ~20 us exact, below which the dense path's fixed cost is not
- * won back (B's finite copy, cuBLAS's launches and the non-finite pass: 17-27
- * us, bound by the host's launches, on small products; on CUDA cores the GEMM
- * gains too little to make up for it); and when the dense copy takes at most
- * an eighth of device memory. Measured on f32 data only (H100, DLMC layers,
- * docs/PERFORMANCE.md): other value types take it only when forced. */
-static int64_t dense_share(const cuda_plan *P)
+ * useful flop rate the GEMM's rate is (on CUDA cores for exact f32; on tensor
+ * cores for the tf32/bf16/f16 precisions and for f16 and bf16 data, whose own
+ * precision the GEMM keeps); when N is wide enough for the GEMM to reach that
+ * rate; when the product is large enough (nnz x N) for the sparse kernels to
+ * take over ~10 us on tensor cores and ~20 us exact, below which the dense
+ * path's fixed cost is not won back (B's finite copy, cuBLAS's launches and
+ * the non-finite pass: 17-27 us, bound by the host's launches, on small
+ * products; on CUDA cores the GEMM gains too little to make up for it); and
+ * when the dense copy takes at most an eighth of device memory. On f16 and
+ * bf16 data, where TILED would run instead (`tiled`), the least work is
+ * DENSE_MIN_WORK_16_OVER_TILED: TILED on 16-bit values keeps up with the
+ * dense path's fixed cost to about there. Measured on DLMC layers
+ * (docs/PERFORMANCE.md): f32 data on an H100, bf16 and f16 data on an H200;
+ * f64 takes it only when forced. */
+static bool dense_on_tensor_cores(const cuda_plan *P)
 {
-    if (P->dtype != SPX_F32)
-        return 0;
-    return P->precision == SPX_PRECISION_EXACT ? DENSE_SHARE_F32 : DENSE_SHARE_TC;
+    return P->dtype == SPX_F16 || P->dtype == SPX_BF16 || P->precision != SPX_PRECISION_EXACT;
 }
 
-static bool dense_pays(spx_ctx *ctx, const cuda_plan *P, char *why, size_t whylen)
+static int64_t dense_share(const cuda_plan *P)
 {
+    if (P->dtype == SPX_F64)
+        return 0;
+    return dense_on_tensor_cores(P) ? DENSE_SHARE_TC : DENSE_SHARE_F32;
+}
+
+static bool dense_pays(spx_ctx *ctx, const cuda_plan *P, bool tiled, char *why, size_t whylen)
+{
+    const bool data16 = P->dtype == SPX_F16 || P->dtype == SPX_BF16;
     const double cells = (double)P->m * (double)P->k,
-                 min_work = P->precision == SPX_PRECISION_EXACT ? DENSE_MIN_WORK_F32 : DENSE_MIN_WORK_TC;
+                 min_work = data16 && tiled              ? DENSE_MIN_WORK_16_OVER_TILED
+                            : dense_on_tensor_cores(P) ? DENSE_MIN_WORK_TC
+                                                       : DENSE_MIN_WORK_F32;
     const int64_t share = dense_share(P);
     if (!share || P->n < DENSE_MIN_N || cells == 0 || (double)P->csr.nnz * (double)share < cells ||
         (double)P->csr.nnz * (double)P->n < min_work ||
@@ -1108,17 +1123,18 @@ spx_status spx__cuda_spmm_plan_create(spx_ctx *ctx, const spx_spmm_args *a, void
             snprintf(slab_why, sizeof slab_why, "as asked");
             break;
         }
-        char reason[256];
-        if (P->alg == SPX_SPMM_AUTO && dense_pays(ctx, P, reason, sizeof reason)) {
+        char reason[256], tiled_reason[256];
+        const bool tiled = P->alg == SPX_SPMM_AUTO && tiled_pays(ctx, P, tiled_reason, sizeof tiled_reason);
+        if (P->alg == SPX_SPMM_AUTO && dense_pays(ctx, P, tiled, reason, sizeof reason)) {
             P->alg = SPX_SPMM_DENSE;
             if (!(s = spx__plan_prepare_dense(ctx, P, A, why, sizeof why)))
                 snprintf(why + strlen(why), sizeof why - strlen(why), "; %s", reason);
             break;
         }
-        if (P->alg == SPX_SPMM_AUTO && tiled_pays(ctx, P, reason, sizeof reason)) {
+        if (tiled) {
             P->alg = SPX_SPMM_TILED;
             if (!(s = prepare_tiled(ctx, P, 0, why, sizeof why)))
-                snprintf(why + strlen(why), sizeof why - strlen(why), "; %s", reason);
+                snprintf(why + strlen(why), sizeof why - strlen(why), "; %s", tiled_reason);
             break;
         }
         bool band = false;

@@ -38,13 +38,15 @@
 #define BLOCK_ROWS_PER_SM 24
 #define BLOCK_ROWS_ENTRIES 64
 /* the dense path (dense_pays in spmm_plan.c): the GEMM's useful flop rate
- * over the sparse kernels' on f32 data, on CUDA cores and on tensor cores
- * (tf32, bf16, f16), the least N and the least nnz x N */
+ * over the sparse kernels', on CUDA cores (exact f32) and on tensor cores
+ * (tf32, bf16, f16 precisions; f16 and bf16 data), the least N and the least
+ * nnz x N */
 #define DENSE_SHARE_F32 4
 #define DENSE_SHARE_TC 32
 #define DENSE_MIN_N 256
 #define DENSE_MIN_WORK_F32 5e7
 #define DENSE_MIN_WORK_TC 2.5e7
+#define DENSE_MIN_WORK_16_OVER_TILED 6e7 /* f16 and bf16 data where TILED would run instead */
 #define DENSE_IN_PLACE_MIN_BYTES 16e6 /* B read in place, not copied (spmm_exec.c) */
 /* TILED in AUTO (tiled_pays in spmm_plan.c): the least N and shares of A's cells */
 #define TILED_MIN_N 256
