@@ -153,7 +153,7 @@ typedef struct bench_job {
     double *ref_rows; /* nsample * n */
     float *cref;      /* cuSPARSE's result on the host, once has_ref */
     float *cwork;     /* host scratch for a result */
-    void *craw;       /* the result as stored, before widening to f32 (16-bit types) */
+    void *craw;       /* 16-bit types: the result as stored, before widening to f32; NULL for f32 */
     bool has_ref;
     char *explain;    /* spx auto plan's explanation */
     size_t row0;      /* this job's first row in bench.rows */
@@ -184,14 +184,10 @@ bool bench_time_once(bench *b, bench_step fn, bench_job *j, void *arg, double *m
                      size_t en);
 bool bench_cuda_ok(cudaError_t e, const char *what, char *err, size_t en);
 double bench_median(double *t, int n);
-/* Value types of a run: bytes per element, the CUDA type, conversions of n
- * elements from and to f32 (round to nearest even), and f32 rounded to the
- * type and back. */
-size_t bench_size(spx_dtype t);
+/* Value types of a run (f32, f16, bf16): the CUDA type, and n f32 values
+ * converted to the type (round to nearest even). */
 cudaDataType bench_cuda_type(spx_dtype t);
 void bench_narrow(spx_dtype t, const float *x, void *y, size_t n);
-void bench_widen(spx_dtype t, const void *x, float *y, size_t n);
-float bench_round(spx_dtype t, float x);
 
 /* ---- cases (bench_cases.c) ---------------------------------------------------- */
 

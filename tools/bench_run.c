@@ -48,7 +48,7 @@ double bench_median(double *t, int n)
 
 /* ---- value types ----------------------------------------------------------------- */
 
-size_t bench_size(spx_dtype t) { return t == SPX_F32 ? 4 : 2; }
+static size_t value_size(spx_dtype t) { return t == SPX_F32 ? 4 : 2; }
 
 cudaDataType bench_cuda_type(spx_dtype t)
 {
@@ -123,7 +123,7 @@ void bench_narrow(spx_dtype t, const float *x, void *y, size_t n)
             h[i] = t == SPX_BF16 ? bf16_of(x[i]) : f16_of(x[i]);
 }
 
-void bench_widen(spx_dtype t, const void *x, float *y, size_t n)
+static void widen(spx_dtype t, const void *x, float *y, size_t n)
 {
     const uint16_t *h = x;
     if (t == SPX_F32)
@@ -133,7 +133,7 @@ void bench_widen(spx_dtype t, const void *x, float *y, size_t n)
             y[i] = t == SPX_BF16 ? f32_of((uint32_t)h[i] << 16) : f32_of_f16(h[i]);
 }
 
-float bench_round(spx_dtype t, float x)
+static float round_to(spx_dtype t, float x)
 {
     return t == SPX_BF16 ? f32_of((uint32_t)bf16_of(x) << 16) : t == SPX_F16 ? f32_of_f16(f16_of(x)) : x;
 }
@@ -250,18 +250,20 @@ void bench_check(bench *b, bench_job *j, bench_step fn, void *arg, bench_row *r,
      * beta = 0 overwrites NaN, so its C is poisoned with NaN (0xFF bytes); the
      * libraries do not document that, so theirs gets 0x7E bytes, 8.4e37. */
     int poison = strcmp(r->impl, "spx") == 0 ? 0xFF : 0x7E;
-    const size_t es = bench_size(b->o.dtype);
+    const size_t es = value_size(b->o.dtype);
+    void *raw = j->craw ? j->craw : (void *)j->cwork; /* f32 lands in cwork directly */
     if (!bench_cuda_ok(cudaMemsetAsync(j->dC[0], poison, count * es, b->stream), "poisoning C", err, en) ||
         !fn(b, j, arg, 0, err, en) ||
         !bench_cuda_ok(cudaStreamSynchronize(b->stream), "check run", err, en) ||
-        !bench_cuda_ok(cudaMemcpy(j->craw, j->dC[0], count * es, cudaMemcpyDeviceToHost),
-                       "copying C to the host", err, en)) {
+        !bench_cuda_ok(cudaMemcpy(raw, j->dC[0], count * es, cudaMemcpyDeviceToHost), "copying C to the host",
+                       err, en)) {
         r->state = ROW_ERROR;
         b->failures++;
         bench_healthy(b);
         return;
     }
-    bench_widen(b->o.dtype, j->craw, j->cwork, count);
+    if (j->craw)
+        widen(b->o.dtype, j->craw, j->cwork, count);
     r->err_rows = rel_error_rows(j);
     r->err_ref = j->has_ref ? rel_error(j->cwork, j->cref, count) : NAN;
     bool ok = r->err_rows <= r->bound && (!j->has_ref || r->err_ref <= r->bound);
@@ -327,7 +329,7 @@ static bool job_reference(bench_job *j, spx_dtype dtype, char *err, size_t en)
         for (int64_t p = bench_idx(M->ha.offsets, i64, i); p < bench_idx(M->ha.offsets, i64, i + 1); p++) {
             const float *brow = j->hB + (size_t)bench_idx(M->ha.indices, i64, p) * (size_t)j->n;
             for (int64_t c = 0; c < j->n; c++)
-                out[c] += (double)bench_round(dtype, val[p]) * brow[c];
+                out[c] += (double)round_to(dtype, val[p]) * brow[c];
         }
     }
     return true;
@@ -343,7 +345,7 @@ static bool job_setup(bench *b, bench_mat *M, int64_t n, bench_job *j, char *err
     j->nnz = M->info.nnz;
     j->n = n;
     const spx_dtype dtype = b->o.dtype;
-    const size_t es = bench_size(dtype);
+    const size_t es = value_size(dtype);
     j->bytes = (double)j->nnz * (4.0 + (double)es) + (double)(j->m + 1) * 4 +
                (double)M->nonempty_cols * n * es + (double)j->m * n * es;
     size_t bcount = (size_t)j->k * (size_t)n, ccount = (size_t)j->m * (size_t)n;
@@ -356,8 +358,9 @@ static bool job_setup(bench *b, bench_mat *M, int64_t n, bench_job *j, char *err
     j->hB = malloc(sizeof *j->hB * bcount * (size_t)j->nsets);
     j->cref = malloc(sizeof *j->cref * ccount);
     j->cwork = malloc(sizeof *j->cwork * ccount);
-    j->craw = malloc(es * (ccount > bcount ? ccount : bcount)); /* also stages B's narrowing */
-    if (!j->dB || !j->dC || !j->hB || !j->cref || !j->cwork || !j->craw) {
+    if (dtype != SPX_F32) /* 16-bit C read back, and B narrowed on its way to the device */
+        j->craw = malloc(es * (ccount > bcount ? ccount : bcount));
+    if (!j->dB || !j->dC || !j->hB || !j->cref || !j->cwork || (dtype != SPX_F32 && !j->craw)) {
         snprintf(err, en, "out of host memory (%.2f GB for the B sets and two copies of C)",
                  ((double)bcount * j->nsets + 2.0 * (double)ccount) * 4 / 1e9);
         return false;
@@ -371,7 +374,7 @@ static bool job_setup(bench *b, bench_mat *M, int64_t n, bench_job *j, char *err
             return false;
         }
         for (size_t i = 0; dtype != SPX_F32 && i < bcount; i++)
-            j->hB[bcount * (size_t)s + i] = bench_round(dtype, j->hB[bcount * (size_t)s + i]);
+            j->hB[bcount * (size_t)s + i] = round_to(dtype, j->hB[bcount * (size_t)s + i]);
     }
     size_t free_bytes = 0, total_bytes = 0;
     if (!bench_cuda_ok(cudaMemGetInfo(&free_bytes, &total_bytes), "cudaMemGetInfo", err, en))
@@ -386,8 +389,11 @@ static bool job_setup(bench *b, bench_mat *M, int64_t n, bench_job *j, char *err
                      cudaGetErrorString(e));
             return false;
         }
-        bench_narrow(dtype, j->hB + bcount * (size_t)s, j->craw, bcount);
-        if (!bench_cuda_ok(cudaMemcpy(j->dB[s], j->craw, bcount * es, cudaMemcpyHostToDevice),
+        const float *hb = j->hB + bcount * (size_t)s;
+        if (j->craw)
+            bench_narrow(dtype, hb, j->craw, bcount);
+        if (!bench_cuda_ok(cudaMemcpy(j->dB[s], j->craw ? j->craw : (const void *)hb, bcount * es,
+                                      cudaMemcpyHostToDevice),
                            "copying B to the device", err, en) ||
             !bench_cuda_ok(cudaMemset(j->dC[s], 0, ccount * es), "cudaMemset", err, en))
             return false;
