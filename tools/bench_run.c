@@ -373,8 +373,6 @@ static bool job_setup(bench *b, bench_mat *M, int64_t n, bench_job *j, char *err
             snprintf(err, en, "filling B: %s (%s)", spx_last_error(b->ctx), spx_status_name(st));
             return false;
         }
-        for (size_t i = 0; dtype != SPX_F32 && i < bcount; i++)
-            j->hB[bcount * (size_t)s + i] = round_to(dtype, j->hB[bcount * (size_t)s + i]);
     }
     size_t free_bytes = 0, total_bytes = 0;
     if (!bench_cuda_ok(cudaMemGetInfo(&free_bytes, &total_bytes), "cudaMemGetInfo", err, en))
@@ -389,9 +387,11 @@ static bool job_setup(bench *b, bench_mat *M, int64_t n, bench_job *j, char *err
                      cudaGetErrorString(e));
             return false;
         }
-        const float *hb = j->hB + bcount * (size_t)s;
-        if (j->craw)
+        float *hb = j->hB + bcount * (size_t)s;
+        if (j->craw) { /* B in the type, and the host copy rounded to it for the reference */
             bench_narrow(dtype, hb, j->craw, bcount);
+            widen(dtype, j->craw, hb, bcount);
+        }
         if (!bench_cuda_ok(cudaMemcpy(j->dB[s], j->craw ? j->craw : (const void *)hb, bcount * es,
                                       cudaMemcpyHostToDevice),
                            "copying B to the device", err, en) ||

@@ -300,6 +300,9 @@ done:
     return s;
 }
 
+/* TILED's narrowest column tile: 8 16-byte vectors of the type. */
+static int64_t tiled_base_cols(spx_dtype t) { return 8 * (16 / (int64_t)spx_dtype_size(t)); }
+
 /* TILED's shared memory per block: half an SM's (two blocks per SM; the
  * hardware keeps 1 KB a block), within the per-block limit. */
 static int64_t tiled_smem_budget(spx_ctx *ctx)
@@ -409,7 +412,7 @@ done:
 static spx_status prepare_tiled(spx_ctx *ctx, cuda_plan *P, int64_t forced, char *why, size_t whylen)
 {
     spx_cuda_tiled_shape *t = &P->tiled;
-    int64_t es = (int64_t)spx_dtype_size(P->dtype), acc = P->dtype == SPX_F64 ? 8 : 4, base = 8 * (16 / es);
+    int64_t es = (int64_t)spx_dtype_size(P->dtype), acc = P->dtype == SPX_F64 ? 8 : 4, base = tiled_base_cols(P->dtype);
     t->cols = base;
     if (forced > 0) {
         if (forced != base && forced != 2 * base && forced != 4 * base)
@@ -527,8 +530,7 @@ static bool tiled_pays(spx_ctx *ctx, const cuda_plan *P, char *why, size_t whyle
     if (P->dtype == SPX_F64 || P->n < TILED_MIN_N || P->m <= 0 || P->k <= 0)
         return false;
     double density = (double)P->csr.nnz / ((double)P->m * (double)P->k);
-    const int64_t q = SPX_CUDA_TILED_ROW_QUANTUM, cols = 8 * (16 / (int64_t)spx_dtype_size(P->dtype)),
-                  tiles = (P->n + cols - 1) / cols; /* of 8 16-byte vectors */
+    const int64_t q = SPX_CUDA_TILED_ROW_QUANTUM, cols = tiled_base_cols(P->dtype), tiles = (P->n + cols - 1) / cols;
     const int64_t blocks = (P->m + q - 1) / q * tiles;
     const bool one_chunk = (P->k + 1) * 8 * 16 <= tiled_smem_budget(ctx) || tiled_wide(ctx, P, 8 * 16, blocks);
     if (density < TILED_MIN_DENSITY || (!one_chunk && density < TILED_CHUNKED_MIN_DENSITY) ||
