@@ -559,7 +559,7 @@ typedef enum spx_spmm_alg {
     SPX_SPMM_OUTER = 7,      /* outer products over k (A^T*B from CSR, A*B from CSC); atomics */
     SPX_SPMM_GATHER_TC = 8,  /* row groups densified over their column union, tensor cores */
     SPX_SPMM_TILED = 9,      /* blocks of many rows, a column tile of B held in shared memory */
-    SPX_SPMM_DENSE = 10,     /* op(A) densified once per plan, dense GEMM (cuBLAS) at the precision */
+    SPX_SPMM_DENSE = 10,     /* op(A) densified once per plan, dense GEMM (cuBLASLt) at the precision */
     SPX_SPMM_BAND = 11       /* strips of consecutive rows, B rows near the diagonal held in shared memory */
 } spx_spmm_alg;
 

@@ -1,11 +1,11 @@
 /* The CUDA backend's frame: device selection, stream, device memory pool,
  * transfers, device copies of matrices, and its vtable. */
 #include "backend/cuda/cuda_common.h"
+#include "backend/cuda/dense_gemm.h"
 #include "backend/cuda/spgemm_cuda.h"
 #include "backend/cuda/spmm_cuda.h"
 #include "format/matrix.h"
 
-#include <cublas_v2.h>
 #include <stdatomic.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -376,32 +376,10 @@ static void cuda_fini(void *state)
         cudaMemPoolTrimTo(results, 0); /* freed results' memory back to the device */
     if (st->has_side)
         destroy_side(&st->side);
-    if (st->blas)
-        cublasDestroy((cublasHandle_t)st->blas);
+    spx__cuda_gemm_release(st->gemm);
     if (st->own_stream)
         cudaStreamDestroy(st->own_stream);
     spx__free(st);
-}
-
-spx_status spx__cuda_blas(spx_ctx *ctx, void **handle)
-{
-    spx_cuda_state *st = spx__cuda(ctx);
-    cublasStatus_t e = CUBLAS_STATUS_SUCCESS;
-    if (!st->blas) {
-        cublasHandle_t h;
-        if ((e = cublasCreate(&h)) != CUBLAS_STATUS_SUCCESS)
-            return spx__fail(ctx, e == CUBLAS_STATUS_ALLOC_FAILED ? SPX_ERR_OUT_OF_MEMORY : SPX_ERR_BACKEND,
-                             "creating a cuBLAS handle: %s", cublasGetStatusString(e));
-        st->blas = h;
-        st->blas_stream = NULL;
-    }
-    if (st->blas_stream != st->stream) { /* rebinding resets cuBLAS's workspace: only on a change */
-        if ((e = cublasSetStream((cublasHandle_t)st->blas, st->stream)) != CUBLAS_STATUS_SUCCESS)
-            return spx__fail(ctx, SPX_ERR_BACKEND, "binding cuBLAS to the stream: %s", cublasGetStatusString(e));
-        st->blas_stream = st->stream;
-    }
-    *handle = st->blas;
-    return SPX_OK;
 }
 
 static void *cuda_stream(spx_ctx *ctx) { return spx__cuda(ctx)->stream; }

@@ -39,8 +39,7 @@ typedef struct spx_cuda_state {
     cudaStream_t own_stream; /* created by spx (NULL if the caller supplied one) */
     spx_device_info info;
     spx_cuda_pool pool;
-    void *blas;              /* cuBLAS handle, created on first use (dense GEMM path) */
-    cudaStream_t blas_stream; /* the stream it was last bound to */
+    void *gemm;              /* cuBLASLt handle and algorithms (dense_gemm.c), made on first use */
     spx_cuda_side side;      /* created on first use */
     int has_side;
 } spx_cuda_state;
@@ -64,9 +63,6 @@ spx_status spx__cuda_check(spx_ctx *ctx, cudaError_t e, const char *what);
 /* Check the last kernel launch (configuration errors, and with
  * SPX_CUDA_SYNC_CHECK=1 in the environment, execution errors too). */
 spx_status spx__cuda_launch_check(spx_ctx *ctx, const char *kernel);
-
-/* The context's cuBLAS handle (a cublasHandle_t), bound to its stream. */
-spx_status spx__cuda_blas(spx_ctx *ctx, void **handle);
 
 /* Pool allocation (stream-ordered reuse on the context's single stream). */
 spx_status spx__cuda_alloc(spx_ctx *ctx, void **out, size_t bytes, const char *what);

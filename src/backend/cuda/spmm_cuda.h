@@ -183,7 +183,7 @@ cudaError_t spx__cuda_launch_gather_tc(const spx_cuda_gather *G, spx_precision p
 
 /* Dense path: op(A) stored densely (row-major, m x ld, in the GEMM's input
  * type: f16 or bf16 for f32 data at those precisions, else the data's type);
- * the GEMM itself is cuBLAS's (spmm_exec.c). The kernels that multiply zeros
+ * the GEMM itself is cuBLASLt's (dense_gemm.c). The kernels that multiply zeros
  * A does not hold (dense, BSR, gather_tc) run on a copy of B without its
  * non-finite values, whose terms are added afterwards, or (the dense path
  * with beta = 0) on B itself, with the columns it got wrong computed again

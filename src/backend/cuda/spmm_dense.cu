@@ -1,6 +1,6 @@
 // B's non-finite values, for the algorithms that multiply zeros A does not
 // hold: the dense path (op(A) written out densely once per plan, then
-// cuBLAS's GEMM, spmm_exec.c) and the tensor-core kernels' zero-padded tiles
+// cuBLASLt's GEMM, dense_gemm.c) and the tensor-core kernels' zero-padded tiles
 // (BSR blocks, gather_tc's row groups). 0 x Inf or 0 x NaN would put NaN where
 // the sparse product has no term. So these run on a copy of B that holds
 // zeros in place of its non-finite values, and afterwards those values' terms

@@ -1,9 +1,9 @@
 /* Running CUDA SpMM plans: staging of host or column-major operands, kernel
  * launches per bin or algorithm, and the one-shot entry point that caches
  * plans on the matrix. */
+#include "backend/cuda/dense_gemm.h"
 #include "backend/cuda/spmm_plan.h"
 
-#include <cublas_v2.h>
 #include <stdint.h>
 #include <string.h>
 
@@ -11,34 +11,25 @@
 
 static bool aligned16(const void *p) { return ((uintptr_t)p & 15u) == 0; }
 
-static cudaDataType blas_type(spx_dtype t)
-{
-    return t == SPX_F64 ? CUDA_R_64F : t == SPX_F16 ? CUDA_R_16F : t == SPX_BF16 ? CUDA_R_16BF : CUDA_R_32F;
-}
-
-/* The GEMM of the dense path on B's copy g. Row-major C = A B is
- * column-major C^T = B^T A^T, so B is cuBLAS's first operand. */
+/* The GEMM of the dense path on B (or its copy) g. Row-major C = A B is
+ * column-major C^T = B^T A^T, so B is the GEMM's first operand. */
 static spx_status dense_gemm(spx_ctx *ctx, const cuda_plan *P, const spx_cuda_dense_args *g)
 {
-    void *h;
-    spx_status s = spx__cuda_blas(ctx, &h);
-    if (s)
-        return s;
-    const spx_dtype t = P->dense.type;
-    const float af = (float)g->alpha, bf = (float)g->beta;
-    const bool f64 = P->dtype == SPX_F64;
-    cublasComputeType_t comp = f64                                    ? CUBLAS_COMPUTE_64F
-                               : P->dtype != SPX_F32 || t != SPX_F32 ? CUBLAS_COMPUTE_32F
-                               : P->precision == SPX_PRECISION_TF32  ? CUBLAS_COMPUTE_32F_FAST_TF32
-                                                                     : CUBLAS_COMPUTE_32F_PEDANTIC; /* no tf32 */
-    cublasStatus_t e = cublasGemmEx((cublasHandle_t)h, CUBLAS_OP_N, CUBLAS_OP_N, (int)P->n, (int)P->m, (int)P->k,
-                                    f64 ? (const void *)&g->alpha : (const void *)&af, g->B, blas_type(t),
-                                    (int)g->ldb, P->dense.vals, blas_type(t), (int)P->dense.ld,
-                                    f64 ? (const void *)&g->beta : (const void *)&bf, g->C, blas_type(P->dtype),
-                                    (int)g->ldc, comp, CUBLAS_GEMM_DEFAULT);
-    if (e != CUBLAS_STATUS_SUCCESS)
-        return spx__fail(ctx, SPX_ERR_BACKEND, "dense path: cuBLAS GEMM: %s", cublasGetStatusString(e));
-    return SPX_OK;
+    const spx_cuda_gemm gemm = {.m = P->n,
+                                .n = P->m,
+                                .k = P->k,
+                                .ab_type = P->dense.type,
+                                .c_type = P->dtype,
+                                .tf32 = P->dense.type == SPX_F32 && P->precision == SPX_PRECISION_TF32,
+                                .alpha = g->alpha,
+                                .beta = g->beta,
+                                .A = g->B,
+                                .lda = g->ldb,
+                                .B = P->dense.vals,
+                                .ldb = P->dense.ld,
+                                .C = g->C,
+                                .ldc = g->ldc};
+    return spx__cuda_gemm(ctx, &gemm);
 }
 
 /* The dense path with beta = 0 and B already in the GEMM's type: B's column
@@ -76,8 +67,8 @@ static spx_status run_on_finite_b(spx_ctx *ctx, const cuda_plan *P, const spx_cu
     if (P->k == 0)
         return spx__cuda_check(ctx, spx__cuda_scale(d, P->m), "scale kernel");
     if (dense && (d->ldc > INT32_MAX || ldo > INT32_MAX))
-        return spx__fail(ctx, SPX_ERR_UNSUPPORTED, "dense: cuBLAS takes leading dimensions below 2^31 (C: %lld)",
-                         (long long)d->ldc);
+        return spx__fail(ctx, SPX_ERR_UNSUPPORTED,
+                         "dense: the GEMM (cuBLASLt) takes leading dimensions below 2^31 (C: %lld)", (long long)d->ldc);
     if (dense && t == P->dtype && d->beta == 0.0 && d->ldb <= INT32_MAX &&
         (double)P->k * (double)P->n * (double)spx_dtype_size(P->dtype) >= DENSE_IN_PLACE_MIN_BYTES)
         return dense_in_place(ctx, P, d);

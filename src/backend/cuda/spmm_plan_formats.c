@@ -1,6 +1,7 @@
 /* Operand forms of the SpMM algorithms that do not run on plain CSR: BSR,
  * SELL-C-sigma, outer products (compressed along k), the dense row groups of
  * gather-GEMM and the dense copy of the dense path. */
+#include "backend/cuda/dense_gemm.h"
 #include "backend/cuda/spmm_plan.h"
 #include "format/convert.h"
 
@@ -438,7 +439,7 @@ spx_status spx__plan_prepare_dense(spx_ctx *ctx, cuda_plan *P, const spx_matrix 
     const int64_t bytes = spx__plan_dense_bytes(P), ld = dense_ld(P);
     const int64_t limit = spx__cuda(ctx)->info.global_mem_bytes / 4;
     if (P->n > INT32_MAX || ld > INT32_MAX)
-        return spx__fail(ctx, SPX_ERR_UNSUPPORTED, "dense: cuBLAS takes at most 2^31-1 columns (N=%lld, k=%lld)",
+        return spx__fail(ctx, SPX_ERR_UNSUPPORTED, "dense: the GEMM (cuBLASLt) takes at most 2^31-1 columns (N=%lld, k=%lld)",
                          (long long)P->n, (long long)P->k);
     if (bytes > limit)
         return spx__fail(ctx, SPX_ERR_UNSUPPORTED,
@@ -447,9 +448,8 @@ spx_status spx__plan_prepare_dense(spx_ctx *ctx, cuda_plan *P, const spx_matrix 
                          (double)bytes / 1e6);
     P->dense.type = spx__plan_operand_type(P);
     P->dense.ld = ld;
-    void *blas;
     spx_status s;
-    if ((s = spx__cuda_blas(ctx, &blas)) || /* cuBLAS starts up here, not in the first run */
+    if ((s = spx__cuda_gemm_start(ctx)) || /* cuBLASLt starts up here, not in the first run */
         (s = spx__plan_alloc(ctx, P, &P->dense.vals, (size_t)(bytes > 0 ? bytes : 1), "dense copy of A")) ||
         (s = spx__cuda_check(ctx,
                              spx__cuda_dense_fill(&P->csr, P->dtype, P->dense.type, P->dense.vals, ld,
@@ -459,7 +459,7 @@ spx_status spx__plan_prepare_dense(spx_ctx *ctx, cuda_plan *P, const spx_matrix 
     if ((s = compress_along_k(ctx, P, A)) || (s = spx__cuda_sync(ctx)))
         return s;
     double cells = (double)P->m * (double)P->k;
-    snprintf(why, whylen, "op(A) written out densely (%.1f MB, %.1f%% of its cells hold entries), %s GEMM by cuBLAS",
+    snprintf(why, whylen, "op(A) written out densely (%.1f MB, %.1f%% of its cells hold entries), %s GEMM by cuBLASLt",
              (double)bytes / 1e6, cells > 0 ? 100.0 * (double)P->csr.nnz / cells : 0.0, dense_gemm_name(P));
     return SPX_OK;
 }
