@@ -352,6 +352,7 @@ static spx_status cuda_init(spx_ctx *ctx, void **state)
     in->l2_bytes = p.l2CacheSize;
     in->smem_per_block_optin = (int64_t)p.sharedMemPerBlockOptin;
     in->smem_per_sm = (int64_t)p.sharedMemPerMultiprocessor;
+    st->cooperative = p.cooperativeLaunch != 0;
     *state = st;
     spx__log(ctx, SPX_LOG_INFO, "cuda device %d: %s, %d SMs, cc %d.%d", in->device, in->name,
              in->sm_count, in->cc_major, in->cc_minor);

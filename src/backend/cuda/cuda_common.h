@@ -38,6 +38,7 @@ typedef struct spx_cuda_state {
     cudaStream_t stream;     /* the stream work is issued on */
     cudaStream_t own_stream; /* created by spx (NULL if the caller supplied one) */
     spx_device_info info;
+    int cooperative;         /* the device runs cooperative launches (grid-wide barriers) */
     spx_cuda_pool pool;
     void *gemm;              /* cuBLASLt handle and algorithms (dense_gemm.c), made on first use */
     spx_cuda_side side;      /* created on first use */

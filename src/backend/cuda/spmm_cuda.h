@@ -217,14 +217,14 @@ cudaError_t spx__cuda_dense_take_b(const spx_cuda_dense_args *d, int64_t k, spx_
  * name; At is op(A) compressed along k (as for OUTER). */
 cudaError_t spx__cuda_dense_add_nonfinite(const spx_cuda_csr *At, spx_dtype gemm, const int32_t *bad,
                                           const spx_cuda_dense_args *d);
-/* bad[c] (chunks of them, zeroed here) = whether chunk c of B's columns holds
- * a non-finite value in some row. */
-cudaError_t spx__cuda_dense_find_nonfinite(const spx_cuda_dense_args *d, int64_t k, int32_t *bad);
-/* C(:, chunk c) = alpha * op(A) * B(:, chunk c) for each c marked in bad, from
- * A's rows (CSR of op(A)), in B's type, in at most `blocks` blocks (most calls
- * find nothing marked): the columns a GEMM on B with beta = 0 got wrong. */
-cudaError_t spx__cuda_dense_recompute(const spx_cuda_csr *A, const int32_t *bad, int64_t blocks,
-                                      const spx_cuda_dense_args *d);
+/* After a GEMM on B itself with beta = 0: C(:, chunk c) = alpha * op(A) *
+ * B(:, chunk c), from A's rows (CSR of op(A)), for each chunk c of B's
+ * columns that holds a non-finite value (bad: chunks + 1 flags of scratch), the
+ * columns the GEMM got wrong. One cooperative launch of at most `blocks`
+ * blocks (SPX_DENSE_FIX_BLOCKS_PER_SM an SM are always resident); B is k x n. */
+#define SPX_DENSE_FIX_BLOCKS_PER_SM 4
+cudaError_t spx__cuda_dense_fix_in_place(const spx_cuda_csr *A, int32_t *bad, int64_t blocks,
+                                         const spx_cuda_dense_args *d, int64_t k);
 
 /* Helpers. */
 /* C[r, :] = beta * C[r, :] for every row (beta == 0 writes zeros). */

@@ -7,10 +7,12 @@
 // are added from A's columns (CSC): each such term is +-Inf or NaN, and a sum
 // holding one is the same in any order, so the atomics keep results
 // deterministic. The dense path with beta = 0 and B in the GEMM's type needs
-// no copy: a scan marks B's column chunks that hold a non-finite value, the
-// GEMM reads B in place, and the marked columns of C are computed again from
-// A's rows (with beta = 0, C held nothing the GEMM overwrote).
+// no copy: the GEMM reads B in place, then one cooperative kernel marks B's
+// column chunks that hold a non-finite value and computes the marked columns
+// of C again from A's rows (with beta = 0, C held nothing the GEMM overwrote).
 #include "backend/cuda/device_types.cuh"
+
+#include <cooperative_groups.h>
 
 extern "C" {
 #include "backend/cuda/spmm_cuda.h"
@@ -37,16 +39,11 @@ __global__ void __launch_bounds__(BLOCK) fill_kernel(const int64_t *__restrict__
             out[i * ld + colidx[p]] = vals ? convert_from<D>(vals[p]) : from_acc<D>(1);
 }
 
-// What take_b_kernel does with each (row of B, chunk) it reads.
-enum class Take {
-    AS_GEMM, // copy as D, zeros for non-finite values; bad[row * chunks + chunk] = the chunk's flag
-    AS_B,    // the same, copied as T
-    SCAN     // no copy; bad[chunk] = 1 where the chunk holds a non-finite value in any row (bad zeroed first)
-};
-
-// One warp per (row of B, chunk of SPX_DENSE_CHUNK columns). Finiteness is
+// One warp per (row of B, chunk of SPX_DENSE_CHUNK columns): out = B with
+// zeros for its non-finite values, as D (AS_GEMM) or as T;
+// bad[row * chunks + chunk] = whether the chunk held one. Finiteness is
 // judged as D: a value beyond f16's range becomes Inf there.
-template <typename T, typename D, Take MODE>
+template <typename T, typename D, bool AS_GEMM>
 __global__ void __launch_bounds__(BLOCK) take_b_kernel(const T *__restrict__ B, int64_t ldb, int64_t k, int64_t n,
                                                        void *out_, int64_t ldo, int32_t *bad, int64_t chunks)
 {
@@ -62,39 +59,61 @@ __global__ void __launch_bounds__(BLOCK) take_b_kernel(const T *__restrict__ B, 
                 const T x = B[r * ldb + j];
                 const bool fin = finite(convert_from<D>(x));
                 any |= !fin;
-                if constexpr (MODE == Take::AS_GEMM)
+                if constexpr (AS_GEMM)
                     ((D *)out_)[r * ldo + j] = fin ? convert_from<D>(x) : from_acc<D>(0);
-                else if constexpr (MODE == Take::AS_B)
+                else
                     ((T *)out_)[r * ldo + j] = fin ? x : from_acc<T>(0);
             }
         }
         any = __any_sync(SPX_FULL_MASK, any);
-        if constexpr (MODE == Take::SCAN) {
-            if (any && lane == 0)
-                bad[w % chunks] = 1;
-        } else if (lane == 0)
+        if (lane == 0)
             bad[w] = any;
     }
 }
 
-// C(i, j) = alpha * sum over row i of op(A) of A(i, p) * B(p, j) for every
-// row i and the columns j of each chunk marked in bad (beta = 0): the columns
-// where the GEMM met a non-finite value of B.
+// After a GEMM on B itself with beta = 0, in one cooperative launch (grid-wide
+// barriers between the steps): bad[c] = whether chunk c of B's columns holds
+// a non-finite value in some row (bad[chunks]: whether any does); then
+// C(i, j) = alpha * sum over row i of op(A) of A(i, p) * B(p, j) for every row
+// i and the columns j of each marked chunk, the columns where the GEMM met
+// such a value.
 template <typename T>
-__global__ void __launch_bounds__(BLOCK) recompute_kernel(const T *__restrict__ B, int64_t ldb, int64_t m, int64_t n,
-                                                          const int32_t *__restrict__ bad, int64_t chunks,
-                                                          const int64_t *__restrict__ rowptr,
-                                                          const int32_t *__restrict__ colidx,
-                                                          const T *__restrict__ avals, typename acc_of<T>::type alpha,
-                                                          T *C, int64_t ldc)
+__global__ void __launch_bounds__(BLOCK, SPX_DENSE_FIX_BLOCKS_PER_SM)
+    fix_in_place_kernel(const T *__restrict__ B, int64_t ldb, int64_t k, int64_t m, int64_t n, int32_t *bad,
+                        int64_t chunks, const int64_t *__restrict__ rowptr, const int32_t *__restrict__ colidx,
+                        const T *__restrict__ avals, typename acc_of<T>::type alpha, T *C, int64_t ldc)
 {
     typedef typename acc_of<T>::type A;
     constexpr int U = SPX_DENSE_CHUNK / 32;
+    cooperative_groups::grid_group grid = cooperative_groups::this_grid();
     const int lane = threadIdx.x & 31;
-    for (int64_t w = (int64_t)blockIdx.x * WARPS + (threadIdx.x >> 5); w < m * chunks;
-         w += (int64_t)gridDim.x * WARPS) {
+    const int64_t warp0 = (int64_t)blockIdx.x * WARPS + (threadIdx.x >> 5), warps = (int64_t)gridDim.x * WARPS;
+    for (int64_t c = warp0 * 32 + lane; c <= chunks; c += warps * 32) /* bad[chunks]: any chunk marked */
+        bad[c] = 0;
+    grid.sync();
+    /* ROWS rows of the chunk a warp, 64 bytes a lane in flight. Indices past B
+     * are clamped to its last row and column, which lie in the same chunk, so
+     * that the loads carry no predicate and issue together. */
+    constexpr int ROWS = sizeof(T) >= 8 ? 1 : 8 / (int)sizeof(T);
+    for (int64_t w = warp0; w < (k + ROWS - 1) / ROWS * chunks; w += warps) {
+        const int64_t r0 = w / chunks * ROWS, c0 = (w % chunks) * SPX_DENSE_CHUNK;
+        bool any = false;
+#pragma unroll
+        for (int r = 0; r < ROWS; r++)
+#pragma unroll
+            for (int u = 0; u < U; u++) {
+                const int64_t i = r0 + r < k ? r0 + r : k - 1, j = c0 + u * 32 + lane;
+                any |= !finite(B[i * ldb + (j < n ? j : n - 1)]);
+            }
+        if (__any_sync(SPX_FULL_MASK, any) && lane == 0)
+            bad[w % chunks] = bad[chunks] = 1;
+    }
+    grid.sync();
+    if (!((volatile int32_t *)bad)[chunks]) /* the common case: one load, not one a row and chunk */
+        return;
+    for (int64_t w = warp0; w < m * chunks; w += warps) {
         const int64_t c = w % chunks, i = w / chunks, c0 = c * SPX_DENSE_CHUNK;
-        if (!bad[c])
+        if (!((volatile int32_t *)bad)[c])
             continue;
         A acc[U];
 #pragma unroll
@@ -190,44 +209,45 @@ extern "C" cudaError_t spx__cuda_dense_take_b(const spx_cuda_dense_args *d, int6
     if (k == 0 || d->n == 0)
         return cudaSuccess;
     const unsigned grid = (unsigned)grid_for(k * chunks);
-#define TAKE(T, D)                                                                                        \
-    ((as_gemm ? take_b_kernel<T, D, Take::AS_GEMM><<<grid, BLOCK, 0, d->stream>>>((const T *)d->B, d->ldb, k, \
-                                                                                   d->n, out, ldo, bad, chunks) \
-              : take_b_kernel<T, D, Take::AS_B><<<grid, BLOCK, 0, d->stream>>>((const T *)d->B, d->ldb, k,    \
-                                                                                d->n, out, ldo, bad, chunks)), \
+#define TAKE(T, D)                                                                                   \
+    ((as_gemm ? take_b_kernel<T, D, true><<<grid, BLOCK, 0, d->stream>>>((const T *)d->B, d->ldb, k, d->n, \
+                                                                          out, ldo, bad, chunks)           \
+              : take_b_kernel<T, D, false><<<grid, BLOCK, 0, d->stream>>>((const T *)d->B, d->ldb, k, d->n, \
+                                                                           out, ldo, bad, chunks)),         \
      cudaGetLastError())
     SPX_DENSE_DISPATCH(d->dtype, gemm, TAKE)
 #undef TAKE
 }
 
-extern "C" cudaError_t spx__cuda_dense_find_nonfinite(const spx_cuda_dense_args *d, int64_t k, int32_t *bad)
+template <typename T>
+cudaError_t launch_fix_in_place(const spx_cuda_csr *A, int32_t *bad, int64_t blocks, const spx_cuda_dense_args *d,
+                                int64_t k)
 {
-    const int64_t chunks = spx__cuda_dense_chunks(d->n);
-    cudaError_t e = cudaMemsetAsync(bad, 0, (size_t)chunks * sizeof *bad, d->stream);
-    if (e != cudaSuccess || k == 0 || d->n == 0)
-        return e;
-#define FIND(T, D)                                                                                 \
-    (take_b_kernel<T, D, Take::SCAN><<<(unsigned)grid_for(k * chunks), BLOCK, 0, d->stream>>>(    \
-         (const T *)d->B, d->ldb, k, d->n, nullptr, 0, bad, chunks),                               \
-     cudaGetLastError())
-    SPX_DENSE_DISPATCH(d->dtype, d->dtype, FIND)
-#undef FIND
+    const T *B = (const T *)d->B, *avals = (const T *)A->vals;
+    int64_t ldb = d->ldb, m = A->rows, n = d->n, chunks = spx__cuda_dense_chunks(d->n), ldc = d->ldc;
+    const int64_t *rowptr = A->rowptr;
+    const int32_t *colidx = A->colidx;
+    typename acc_of<T>::type alpha = (typename acc_of<T>::type)d->alpha;
+    T *C = (T *)d->C;
+    void *args[] = {&B, &ldb, &k, &m, &n, &bad, &chunks, &rowptr, &colidx, &avals, &alpha, &C, &ldc};
+    const int64_t work = grid_for((k > m ? k : m) * chunks);
+    cudaError_t e = cudaLaunchCooperativeKernel((const void *)fix_in_place_kernel<T>,
+                                                (unsigned)(work < blocks ? work : blocks), BLOCK, args, 0, d->stream);
+    if (e == cudaErrorCooperativeLaunchTooLarge) { /* fewer SMs than the device has (MPS, green contexts) */
+        cudaGetLastError();
+        e = cudaLaunchCooperativeKernel((const void *)fix_in_place_kernel<T>, 1, BLOCK, args, 0, d->stream);
+    }
+    return e;
 }
 
-extern "C" cudaError_t spx__cuda_dense_recompute(const spx_cuda_csr *A, const int32_t *bad, int64_t blocks,
-                                                 const spx_cuda_dense_args *d)
+extern "C" cudaError_t spx__cuda_dense_fix_in_place(const spx_cuda_csr *A, int32_t *bad, int64_t blocks,
+                                                    const spx_cuda_dense_args *d, int64_t k)
 {
-    const int64_t chunks = spx__cuda_dense_chunks(d->n);
     if (A->rows == 0 || d->n == 0)
         return cudaSuccess;
-    const int64_t grid = grid_for(A->rows * chunks) < blocks ? grid_for(A->rows * chunks) : blocks;
-#define RECOMPUTE(T, D)                                                                                     \
-    (recompute_kernel<T><<<(unsigned)grid, BLOCK, 0, d->stream>>>(                                         \
-         (const T *)d->B, d->ldb, A->rows, d->n, bad, chunks, A->rowptr, A->colidx, (const T *)A->vals,    \
-         (typename acc_of<T>::type)d->alpha, (T *)d->C, d->ldc),                                            \
-     cudaGetLastError())
-    SPX_DENSE_DISPATCH(d->dtype, d->dtype, RECOMPUTE)
-#undef RECOMPUTE
+#define FIX(T, D) launch_fix_in_place<T>(A, bad, blocks, d, k)
+    SPX_DENSE_DISPATCH(d->dtype, d->dtype, FIX)
+#undef FIX
 }
 
 extern "C" cudaError_t spx__cuda_dense_add_nonfinite(const spx_cuda_csr *At, spx_dtype gemm, const int32_t *bad,

@@ -32,22 +32,21 @@ static spx_status dense_gemm(spx_ctx *ctx, const cuda_plan *P, const spx_cuda_de
     return spx__cuda_gemm(ctx, &gemm);
 }
 
-/* The dense path with beta = 0 and B already in the GEMM's type: B's column
- * chunks that hold a non-finite value are marked, the GEMM runs on B itself,
- * and the marked columns of C are computed again from A's rows
- * (spmm_dense.cu). This reads B once more instead of copying it, which pays
- * from DENSE_IN_PLACE_MIN_BYTES of B: below, the memset and launch it adds
- * cost more host time than the copy's writes take (H100,
- * docs/PERFORMANCE.md). */
+/* The dense path with beta = 0 and B already in the GEMM's type: the GEMM
+ * runs on B itself, then one cooperative kernel computes again, from A's
+ * rows, the columns of C where B holds a non-finite value (spmm_dense.cu).
+ * One launch besides the GEMM where a copy of B takes two: on small
+ * products the host's time to launch is the product's time. */
 static spx_status dense_in_place(spx_ctx *ctx, const cuda_plan *P, const spx_cuda_dense_args *d)
 {
     int32_t *bad = NULL;
-    const int64_t blocks = 2 * spx__cuda_sm_count(ctx);
+    const int64_t blocks = SPX_DENSE_FIX_BLOCKS_PER_SM * spx__cuda_sm_count(ctx);
     spx_status s;
-    if (!(s = spx__cuda_alloc(ctx, (void **)&bad, (size_t)spx__cuda_dense_chunks(P->n) * sizeof *bad, "non-finite flags")) &&
-        !(s = spx__cuda_check(ctx, spx__cuda_dense_find_nonfinite(d, P->k, bad), "non-finite values of B")) &&
+    if (!(s = spx__cuda_alloc(ctx, (void **)&bad, (size_t)(spx__cuda_dense_chunks(P->n) + 1) * sizeof *bad,
+                              "non-finite flags")) &&
         !(s = dense_gemm(ctx, P, d)))
-        s = spx__cuda_check(ctx, spx__cuda_dense_recompute(&P->csr, bad, blocks, d), "non-finite values of B");
+        s = spx__cuda_check(ctx, spx__cuda_dense_fix_in_place(&P->csr, bad, blocks, d, P->k),
+                            "non-finite values of B");
     spx__cuda_free(ctx, bad);
     return s;
 }
@@ -69,8 +68,7 @@ static spx_status run_on_finite_b(spx_ctx *ctx, const cuda_plan *P, const spx_cu
     if (dense && (d->ldc > INT32_MAX || ldo > INT32_MAX))
         return spx__fail(ctx, SPX_ERR_UNSUPPORTED,
                          "dense: the GEMM (cuBLASLt) takes leading dimensions below 2^31 (C: %lld)", (long long)d->ldc);
-    if (dense && t == P->dtype && d->beta == 0.0 && d->ldb <= INT32_MAX &&
-        (double)P->k * (double)P->n * (double)spx_dtype_size(P->dtype) >= DENSE_IN_PLACE_MIN_BYTES)
+    if (dense && t == P->dtype && d->beta == 0.0 && d->ldb <= INT32_MAX && spx__cuda(ctx)->cooperative)
         return dense_in_place(ctx, P, d);
     void *Bc = NULL;
     int32_t *bad = NULL;

@@ -836,9 +836,10 @@ static int block_rows_pay(spx_ctx *ctx, const cuda_plan *P, char *why, size_t wh
  * precision the GEMM keeps); when N is wide enough for the GEMM to reach that
  * rate; when the product is large enough (nnz x N) for the sparse kernels to
  * take over ~10 us on tensor cores and ~20 us exact, below which the dense
- * path's fixed cost is not won back (B's finite copy, cuBLAS's launches and
- * the non-finite pass: 17-27 us, bound by the host's launches, on small
- * products; on CUDA cores the GEMM gains too little to make up for it); and
+ * path's fixed cost is not won back (the GEMM's launch and the non-finite
+ * pass, with B's finite copy where beta != 0 or f32 data is rounded: 14-27
+ * us, bound by the host's launches, on small products; on CUDA cores the
+ * GEMM gains too little to make up for it); and
  * when the dense copy takes at most an eighth of device memory. On f16 and
  * bf16 data, where TILED would run instead (`tiled`), the least work is
  * DENSE_MIN_WORK_16_OVER_TILED: TILED on 16-bit values keeps up with the
