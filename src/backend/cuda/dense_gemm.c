@@ -112,9 +112,8 @@ static spx_status fill_slot(spx_ctx *ctx, gemm_cache *c, gemm_slot *s, const gem
     cublasLtMatmulPreference_t pref = NULL;
     cublasStatus_t e;
     memset(s, 0, sizeof *s);
-    if ((e = cublasLtMatmulDescCreate(&s->op, comp, f64 ? CUDA_R_64F : CUDA_R_32F)) != CUBLAS_STATUS_SUCCESS)
-        return lt_fail(ctx, e, "matmul descriptor");
-    if ((e = cublasLtMatrixLayoutCreate(&s->la, ab, (uint64_t)k->m, (uint64_t)k->k, k->lda)) ||
+    if ((e = cublasLtMatmulDescCreate(&s->op, comp, f64 ? CUDA_R_64F : CUDA_R_32F)) ||
+        (e = cublasLtMatrixLayoutCreate(&s->la, ab, (uint64_t)k->m, (uint64_t)k->k, k->lda)) ||
         (e = cublasLtMatrixLayoutCreate(&s->lb, ab, (uint64_t)k->k, (uint64_t)k->n, k->ldb)) ||
         (e = cublasLtMatrixLayoutCreate(&s->lc, cc, (uint64_t)k->m, (uint64_t)k->n, k->ldc)) ||
         (e = cublasLtMatmulPreferenceCreate(&pref)))
@@ -130,11 +129,17 @@ static spx_status fill_slot(spx_ctx *ctx, gemm_cache *c, gemm_slot *s, const gem
     cublasLtMatmulHeuristicResult_t best;
     int found = 0;
     e = cublasLtMatmulAlgoGetHeuristic(c->lt, s->op, s->la, s->lb, s->lc, s->lc, pref, 1, &best, &found);
-    if (e == CUBLAS_STATUS_SUCCESS && found < 1)
-        e = CUBLAS_STATUS_NOT_SUPPORTED;
-    if (e != CUBLAS_STATUS_SUCCESS)
-        goto fail;
     cublasLtMatmulPreferenceDestroy(pref);
+    pref = NULL;
+    if (e != CUBLAS_STATUS_SUCCESS || found < 1) {
+        clear_slot(s);
+        if (e != CUBLAS_STATUS_SUCCESS)
+            return lt_fail(ctx, e, "choosing an algorithm");
+        return spx__fail(ctx, SPX_ERR_UNSUPPORTED,
+                         "dense GEMM: cuBLASLt has no algorithm for %lld x %lld x %lld with operands aligned to "
+                         "%d, %d and %d bytes",
+                         (long long)k->m, (long long)k->n, (long long)k->k, k->align_a, k->align_b, k->align_c);
+    }
     s->algo = best.algo;
     s->workspace = best.workspaceSize;
     s->key = *k;
@@ -144,7 +149,7 @@ fail:
     if (pref)
         cublasLtMatmulPreferenceDestroy(pref);
     clear_slot(s);
-    return lt_fail(ctx, e, "choosing an algorithm");
+    return lt_fail(ctx, e, "describing the GEMM");
 }
 
 spx_status spx__cuda_gemm(spx_ctx *ctx, const spx_cuda_gemm *g)
@@ -162,12 +167,14 @@ spx_status spx__cuda_gemm(spx_ctx *ctx, const spx_cuda_gemm *g)
     for (int i = 0; i < GEMM_SLOTS && !slot; i++)
         if (c->slot[i].used && !memcmp(&c->slot[i].key, &k, sizeof k))
             slot = &c->slot[i];
-    if (!slot) {
+    if (!slot) { /* a new shape takes the next slot once its algorithm is found */
+        gemm_slot fresh;
+        if ((s = fill_slot(ctx, c, &fresh, &k)))
+            return s;
         slot = &c->slot[c->next];
         c->next = (c->next + 1) % GEMM_SLOTS;
         clear_slot(slot);
-        if ((s = fill_slot(ctx, c, slot, &k)))
-            return s;
+        *slot = fresh;
     }
     void *ws = NULL;
     if (slot->workspace && (s = spx__cuda_alloc(ctx, &ws, slot->workspace, "GEMM workspace")))
