@@ -67,7 +67,7 @@ static spx_status run_on_finite_b(spx_ctx *ctx, const cuda_plan *P, const spx_cu
         return spx__cuda_check(ctx, spx__cuda_scale(d, P->m), "scale kernel");
     if (dense && (d->ldc > INT32_MAX || ldo > INT32_MAX))
         return spx__fail(ctx, SPX_ERR_UNSUPPORTED,
-                         "dense: the GEMM (cuBLASLt) takes leading dimensions below 2^31 (C: %lld)", (long long)d->ldc);
+                         "dense: leading dimensions of 2^31 or more are not supported (C: %lld)", (long long)d->ldc);
     if (dense && t == P->dtype && d->beta == 0.0 && d->ldb <= INT32_MAX && spx__cuda(ctx)->cooperative)
         return dense_in_place(ctx, P, d);
     void *Bc = NULL;

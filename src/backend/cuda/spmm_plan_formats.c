@@ -439,7 +439,7 @@ spx_status spx__plan_prepare_dense(spx_ctx *ctx, cuda_plan *P, const spx_matrix 
     const int64_t bytes = spx__plan_dense_bytes(P), ld = dense_ld(P);
     const int64_t limit = spx__cuda(ctx)->info.global_mem_bytes / 4;
     if (P->n > INT32_MAX || ld > INT32_MAX)
-        return spx__fail(ctx, SPX_ERR_UNSUPPORTED, "dense: the GEMM (cuBLASLt) takes at most 2^31-1 columns (N=%lld, k=%lld)",
+        return spx__fail(ctx, SPX_ERR_UNSUPPORTED, "dense: at most 2^31-1 columns are supported (N=%lld, k=%lld)",
                          (long long)P->n, (long long)P->k);
     if (bytes > limit)
         return spx__fail(ctx, SPX_ERR_UNSUPPORTED,
