@@ -129,6 +129,28 @@ static void check_determinism(void)
 
 /* ---- non-finite values in B ----------------------------------------------------------- */
 
+/* The dense path's plan says how it reads B, by the rule it runs by: in place
+ * when beta = 0, where B is in the GEMM's type (every precision but f32 data
+ * rounded to bf16 or f16) and the device runs cooperative launches. */
+static void check_dense_reads_b(const spx_matrix *A, int64_t n, spx_dtype dt, spx_precision prec)
+{
+    int dev = 0, coop = 0;
+    if (cudaGetDevice(&dev) != cudaSuccess ||
+        cudaDeviceGetAttribute(&coop, cudaDevAttrCooperativeLaunch, dev) != cudaSuccess) {
+        TFAIL("non-finite B: the device's attributes could not be read");
+        return;
+    }
+    const bool rounded = dt == SPX_F32 && (prec == SPX_PRECISION_BF16 || prec == SPX_PRECISION_F16);
+    const char *want = coop && !rounded ? "B in place when beta = 0" : "a copy of B in the GEMM's type";
+    spx_spmm_options o = {.alg = SPX_SPMM_DENSE, .precision = prec};
+    spx_spmm_plan *plan = NULL;
+    CHECK_OK(g_ctx, spx_spmm_plan_create(g_ctx, SPX_OP_NONE, A, n, dt, &o, &plan));
+    if (plan && !strstr(spx_spmm_plan_explain(plan), want))
+        TFAIL("non-finite B, %s %s: the dense plan does not say \"%s\": %s", spx_dtype_name(dt),
+              spx_precision_name(prec), want, spx_spmm_plan_explain(plan));
+    spx_spmm_plan_destroy(plan);
+}
+
 /* Inf and NaN in B must reach only the elements whose terms multiply them,
  * as in ref: an algorithm that also multiplies A's absent entries (the dense
  * path: 0 x Inf = NaN) must keep them apart. Each element of C must match ref
@@ -164,6 +186,8 @@ static void nonfinite_case(const spx_matrix *A, const double *a, int64_t m, int6
             if (dt != SPX_F32 && prec != SPX_PRECISION_EXACT) /* the other types multiply in their own */
                 continue;
             spx_spmm_options o = {.alg = (spx_spmm_alg)alg, .precision = (spx_precision)prec};
+            if (g_cuda && alg == SPX_SPMM_DENSE && beta == 0.0)
+                check_dense_reads_b(A, n, dt, (spx_precision)prec);
             spx_dense Cd = spx_dense_make(C, m, n, n, dt, SPX_ROW_MAJOR, SPX_MEM_HOST);
             memcpy(C, C0, (size_t)(m * n) * es);
             spx_status st = spx_spmm_ex(g_ctx, SPX_OP_NONE, alpha, A, &Bd, beta, &Cd, &o);
@@ -261,6 +285,9 @@ static void check_nonfinite_b(void)
     /* a long k (forced: too little work for AUTO's dense path); with beta = 0
      * the dense path reads B in place */
     nonfinite_shape(8, 4096, 1024, false);
+    /* k = 801 and N = 45: the in-place scan's items of several rows end past
+     * B's last row and column (loads clamped there), which holds an Inf */
+    nonfinite_shape(40, 801, 45, false);
 }
 
 /* ---- expected errors ----------------------------------------------------------------- */

@@ -39,6 +39,7 @@ typedef struct spx_cuda_state {
     cudaStream_t own_stream; /* created by spx (NULL if the caller supplied one) */
     spx_device_info info;
     int cooperative;         /* the device runs cooperative launches (grid-wide barriers) */
+    int64_t dense_fix_blocks; /* the dense path's cooperative grid (spmm_exec.c); 0 until first used */
     spx_cuda_pool pool;
     void *gemm;              /* cuBLASLt handle and algorithms (dense_gemm.c), made on first use */
     spx_cuda_side side;      /* created on first use */

@@ -220,7 +220,7 @@ extern "C" cudaError_t spx__cuda_dense_take_b(const spx_cuda_dense_args *d, int6
 }
 
 template <typename T>
-cudaError_t launch_fix_in_place(const spx_cuda_csr *A, int32_t *bad, int64_t blocks, const spx_cuda_dense_args *d,
+cudaError_t launch_fix_in_place(const spx_cuda_csr *A, int32_t *bad, int64_t *blocks, const spx_cuda_dense_args *d,
                                 int64_t k)
 {
     const T *B = (const T *)d->B, *avals = (const T *)A->vals;
@@ -231,16 +231,21 @@ cudaError_t launch_fix_in_place(const spx_cuda_csr *A, int32_t *bad, int64_t blo
     T *C = (T *)d->C;
     void *args[] = {&B, &ldb, &k, &m, &n, &bad, &chunks, &rowptr, &colidx, &avals, &alpha, &C, &ldc};
     const int64_t work = grid_for((k > m ? k : m) * chunks);
-    cudaError_t e = cudaLaunchCooperativeKernel((const void *)fix_in_place_kernel<T>,
-                                                (unsigned)(work < blocks ? work : blocks), BLOCK, args, 0, d->stream);
-    if (e == cudaErrorCooperativeLaunchTooLarge) { /* fewer SMs than the device has (MPS, green contexts) */
+    /* the kernel's loops cover the work with any grid */
+    const int64_t first = work < *blocks ? work : *blocks;
+    for (int64_t grid = first;; grid = (grid + 1) / 2) {
+        const cudaError_t e =
+            cudaLaunchCooperativeKernel((const void *)fix_in_place_kernel<T>, (unsigned)grid, BLOCK, args, 0, d->stream);
+        if (e != cudaErrorCooperativeLaunchTooLarge || grid == 1) {
+            if (e == cudaSuccess && grid < first)
+                *blocks = grid;
+            return e;
+        }
         cudaGetLastError();
-        e = cudaLaunchCooperativeKernel((const void *)fix_in_place_kernel<T>, 1, BLOCK, args, 0, d->stream);
     }
-    return e;
 }
 
-extern "C" cudaError_t spx__cuda_dense_fix_in_place(const spx_cuda_csr *A, int32_t *bad, int64_t blocks,
+extern "C" cudaError_t spx__cuda_dense_fix_in_place(const spx_cuda_csr *A, int32_t *bad, int64_t *blocks,
                                                     const spx_cuda_dense_args *d, int64_t k)
 {
     if (A->rows == 0 || d->n == 0)

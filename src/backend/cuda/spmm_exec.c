@@ -40,12 +40,14 @@ static spx_status dense_gemm(spx_ctx *ctx, const cuda_plan *P, const spx_cuda_de
 static spx_status dense_in_place(spx_ctx *ctx, const cuda_plan *P, const spx_cuda_dense_args *d)
 {
     int32_t *bad = NULL;
-    const int64_t blocks = SPX_DENSE_FIX_BLOCKS_PER_SM * spx__cuda_sm_count(ctx);
+    spx_cuda_state *st = spx__cuda(ctx);
+    if (!st->dense_fix_blocks)
+        st->dense_fix_blocks = SPX_DENSE_FIX_BLOCKS_PER_SM * spx__cuda_sm_count(ctx);
     spx_status s;
     if (!(s = spx__cuda_alloc(ctx, (void **)&bad, (size_t)(spx__cuda_dense_chunks(P->n) + 1) * sizeof *bad,
                               "non-finite flags")) &&
         !(s = dense_gemm(ctx, P, d)))
-        s = spx__cuda_check(ctx, spx__cuda_dense_fix_in_place(&P->csr, bad, blocks, d, P->k),
+        s = spx__cuda_check(ctx, spx__cuda_dense_fix_in_place(&P->csr, bad, &st->dense_fix_blocks, d, P->k),
                             "non-finite values of B");
     spx__cuda_free(ctx, bad);
     return s;
@@ -68,7 +70,7 @@ static spx_status run_on_finite_b(spx_ctx *ctx, const cuda_plan *P, const spx_cu
     if (dense && (d->ldc > INT32_MAX || ldo > INT32_MAX))
         return spx__fail(ctx, SPX_ERR_UNSUPPORTED,
                          "dense: leading dimensions of 2^31 or more are not supported (C: %lld)", (long long)d->ldc);
-    if (dense && t == P->dtype && d->beta == 0.0 && d->ldb <= INT32_MAX && spx__cuda(ctx)->cooperative)
+    if (dense && d->beta == 0.0 && d->ldb <= INT32_MAX && spx__plan_dense_in_place(ctx, P))
         return dense_in_place(ctx, P, d);
     void *Bc = NULL;
     int32_t *bad = NULL;

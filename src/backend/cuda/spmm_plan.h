@@ -140,6 +140,9 @@ spx_status spx__plan_prepare_dense(spx_ctx *ctx, cuda_plan *P, const spx_matrix 
 /* The type B's values are multiplied in: f16 or bf16 for f32 data at those
  * precisions, else the data's (tf32 is f32 storage). */
 spx_dtype spx__plan_operand_type(const cuda_plan *P);
+/* Whether the dense path reads B in place when beta = 0 (spmm_exec.c): B
+ * already in the GEMM's type, and a device that runs cooperative launches. */
+bool spx__plan_dense_in_place(spx_ctx *ctx, const cuda_plan *P);
 /* Bytes of the dense path's copy of op(A). */
 int64_t spx__plan_dense_bytes(const cuda_plan *P);
 

@@ -413,6 +413,11 @@ spx_dtype spx__plan_operand_type(const cuda_plan *P)
     return P->dtype;
 }
 
+bool spx__plan_dense_in_place(spx_ctx *ctx, const cuda_plan *P)
+{
+    return spx__plan_operand_type(P) == P->dtype && spx__cuda(ctx)->cooperative;
+}
+
 static int64_t dense_ld(const cuda_plan *P) { return spx__cuda_row16(P->k, spx__plan_operand_type(P)); }
 
 int64_t spx__plan_dense_bytes(const cuda_plan *P)
@@ -459,7 +464,12 @@ spx_status spx__plan_prepare_dense(spx_ctx *ctx, cuda_plan *P, const spx_matrix 
     if ((s = compress_along_k(ctx, P, A)) || (s = spx__cuda_sync(ctx)))
         return s;
     double cells = (double)P->m * (double)P->k;
-    snprintf(why, whylen, "op(A) written out densely (%.1f MB, %.1f%% of its cells hold entries), %s GEMM by cuBLASLt",
-             (double)bytes / 1e6, cells > 0 ? 100.0 * (double)P->csr.nnz / cells : 0.0, dense_gemm_name(P));
+    snprintf(why, whylen,
+             "op(A) written out densely (%.1f MB, %.1f%% of its cells hold entries), %s GEMM by cuBLASLt on %s",
+             (double)bytes / 1e6, cells > 0 ? 100.0 * (double)P->csr.nnz / cells : 0.0, dense_gemm_name(P),
+             spx__plan_dense_in_place(ctx, P)
+                 ? "B in place when beta = 0 (then the columns where B holds Inf or NaN computed again from A's "
+                   "rows), else on a copy of B"
+                 : "a copy of B in the GEMM's type");
     return SPX_OK;
 }
