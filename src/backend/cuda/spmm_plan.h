@@ -46,7 +46,7 @@
 #define DENSE_MIN_N 256
 #define DENSE_MIN_WORK_F32 5e7
 #define DENSE_MIN_WORK_TC 2.5e7
-#define DENSE_MIN_WORK_16_OVER_TILED 6e7 /* f16 and bf16 data where TILED would run instead */
+#define DENSE_MIN_WORK_16_OVER_TILED 4e7 /* f16 and bf16 data where TILED would run instead */
 /* TILED in AUTO (tiled_pays in spmm_plan.c): the least N and shares of A's cells */
 #define TILED_MIN_N 256
 #define TILED_MIN_DENSITY 0.015
