@@ -361,28 +361,31 @@ static void whole_rows_shapes(void)
  * blocks of 64 rows x 64 columns; all of k in 64 KB) and the dense path at
  * N = 4096 (nnz x N = 1.1e8 is past the work where TILED keeps up with it); a
  * 512 x 2048 one at N = 256, where TILED would need chunks of k at this
- * density, takes the dense path from nnz x N = 2.7e7. Every plan's result is
- * checked too. */
+ * density, takes the dense path from nnz x N = 2.7e7; a 2048 x 512 one at
+ * 98 % sparsity takes it at N = 4096 (16-bit GEMMs from 1/64 of the cells).
+ * Every plan's result is checked too. */
 static void auto_16bit_shapes(void)
 {
     static const spx_dtype types16[] = {SPX_F16, SPX_BF16};
     static const struct {
         int64_t m, k, n;
+        double sparsity;
         const char *says;
-    } cases[] = {{512, 512, 1024, "all of B's column tile in shared memory"},
-                 {512, 512, 4096, "written out densely"},
-                 {512, 2048, 256, "written out densely"}};
+    } cases[] = {{512, 512, 1024, 0.9, "all of B's column tile in shared memory"},
+                 {512, 512, 4096, 0.9, "written out densely"},
+                 {512, 2048, 256, 0.9, "written out densely"},
+                 {2048, 512, 4096, 0.98, "written out densely"}};
     spx_device_info di;
     memset(&di, 0, sizeof di);
     const bool gpu = g_cuda && spx_ctx_device_info(g_ctx, &di) == SPX_OK;
     for (size_t d = 0; d < 2; d++)
         for (size_t i = 0; i < sizeof cases / sizeof *cases; i++) {
             spx_matrix *A = NULL;
-            CHECK_OK(g_ctx, spx_gen_pruned(g_ctx, cases[i].m, cases[i].k, 0.9, next_seed(), types16[d],
-                                           SPX_INDEX_DEFAULT, &A));
-            char name[64];
-            snprintf(name, sizeof name, "pruned %lldx%lld %s N=%lld", (long long)cases[i].m, (long long)cases[i].k,
-                     spx_dtype_name(types16[d]), (long long)cases[i].n);
+            CHECK_OK(g_ctx, spx_gen_pruned(g_ctx, cases[i].m, cases[i].k, cases[i].sparsity, next_seed(),
+                                           types16[d], SPX_INDEX_DEFAULT, &A));
+            char name[80];
+            snprintf(name, sizeof name, "pruned %lldx%lld (%g sparse) %s N=%lld", (long long)cases[i].m,
+                     (long long)cases[i].k, cases[i].sparsity, spx_dtype_name(types16[d]), (long long)cases[i].n);
             /* TILED wants every other SM to get a block: 128 blocks */
             if (A && gpu && (i > 0 || di.sm_count <= 256))
                 auto_plan_says(A, cases[i].n, cases[i].says, name);

@@ -833,7 +833,9 @@ static int block_rows_pay(spx_ctx *ctx, const cuda_plan *P, char *why, size_t wh
  * 1/share of its cells, share being about how many times the sparse kernels'
  * useful flop rate the GEMM's rate is (on CUDA cores for exact f32; on tensor
  * cores for the tf32/bf16/f16 precisions and for f16 and bf16 data, whose own
- * precision the GEMM keeps); when N is wide enough for the GEMM to reach that
+ * precision the GEMM keeps; with 16-bit operands twice tf32's share: on the
+ * DLMC layers of 2 % density at N = 4096 their GEMM took 0.55-0.87 of the
+ * sparse kernels' time, tf32's 0.90-1.01); when N is wide enough for the GEMM to reach that
  * rate; when the product is large enough (nnz x N) for the sparse kernels to
  * take over ~10 us on tensor cores and ~20 us exact, below which the dense
  * path's fixed cost is not won back (the GEMM's launch and the non-finite
@@ -856,7 +858,9 @@ static int64_t dense_share(const cuda_plan *P)
 {
     if (P->dtype == SPX_F64)
         return 0;
-    return dense_on_tensor_cores(P) ? DENSE_SHARE_TC : DENSE_SHARE_F32;
+    if (!dense_on_tensor_cores(P))
+        return DENSE_SHARE_F32;
+    return spx_dtype_size(spx__plan_operand_type(P)) == 2 ? DENSE_SHARE_16 : DENSE_SHARE_TF32;
 }
 
 static bool dense_pays(spx_ctx *ctx, const cuda_plan *P, bool tiled, char *why, size_t whylen)

@@ -38,11 +38,12 @@
 #define BLOCK_ROWS_PER_SM 24
 #define BLOCK_ROWS_ENTRIES 64
 /* the dense path (dense_pays in spmm_plan.c): the GEMM's useful flop rate
- * over the sparse kernels', on CUDA cores (exact f32) and on tensor cores
- * (tf32, bf16, f16 precisions; f16 and bf16 data), the least N and the least
- * nnz x N */
+ * over the sparse kernels', on CUDA cores (exact f32), on tensor cores at
+ * tf32 and at twice that rate with 16-bit operands (bf16 and f16 precisions;
+ * f16 and bf16 data), the least N and the least nnz x N */
 #define DENSE_SHARE_F32 4
-#define DENSE_SHARE_TC 32
+#define DENSE_SHARE_TF32 32
+#define DENSE_SHARE_16 64
 #define DENSE_MIN_N 256
 #define DENSE_MIN_WORK_F32 5e7
 #define DENSE_MIN_WORK_TC 2.5e7
