@@ -135,7 +135,7 @@ typedef struct bench_mat {
     cusparseSpMatDescr_t spA; /* NULL when there is no cuSPARSE descriptor (see spA_na) */
     char spA_na[200];
     float *dense;           /* device, A densified, row-major m x k; NULL: see dense_na */
-    uint16_t *dense_bf16;   /* the same rounded to bf16 */
+    uint16_t *dense16;      /* the same rounded to f16 for f16 data, else to bf16 */
     char dense_na[200];
     bool dense_tried;
 } bench_mat;

@@ -218,13 +218,17 @@ void bench_free_dense(bench_mat *M)
 {
     if (M->dense)
         (void)cudaFree(M->dense);
-    if (M->dense_bf16)
-        (void)cudaFree(M->dense_bf16);
+    if (M->dense16)
+        (void)cudaFree(M->dense16);
     M->dense = NULL;
-    M->dense_bf16 = NULL;
+    M->dense16 = NULL;
 }
 
-/* A densified on the host (spx_matrix_to_dense), copied as f32 and bf16. */
+/* The 16-bit type of the cuBLAS GEMMs: f16 data's own, else bf16. */
+static spx_dtype dense16_type(const bench *b) { return b->o.dtype == SPX_F16 ? SPX_F16 : SPX_BF16; }
+
+/* A densified on the host (spx_matrix_to_dense), copied as f32 and in 16 bits
+ * (dense16_type). */
 static void densify(bench *b, bench_mat *M)
 {
     M->dense_tried = true;
@@ -237,7 +241,7 @@ static void densify(bench *b, bench_mat *M)
         return;
     if (f32_bytes >= 4.0 * (1 << 30) || 1.5 * f32_bytes >= (double)free_bytes / 4 ||
         m > INT_MAX || k > INT_MAX) {
-        snprintf(na, nn, "dense A would take %.3g GB in f32 + %.3g GB in bf16 (limits: under "
+        snprintf(na, nn, "dense A would take %.3g GB in f32 + %.3g GB in 16 bits (limits: under "
                  "4 GiB, and a quarter of the %.3g GB free)", f32_bytes / 1e9, f32_bytes / 2e9,
                  (double)free_bytes / 1e9);
         return;
@@ -250,14 +254,14 @@ static void densify(bench *b, bench_mat *M)
     if (s) {
         snprintf(na, nn, "densifying A: %s (%s)", spx_last_error(b->ctx), spx_status_name(s));
     } else if (!(h16 = malloc(count * sizeof *h16))) {
-        snprintf(na, nn, "out of host memory for A in bf16 (%.3g GB)", f32_bytes / 2e9);
+        snprintf(na, nn, "out of host memory for A in 16 bits (%.3g GB)", f32_bytes / 2e9);
     } else {
-        bench_narrow(SPX_BF16, D.data, h16, count);
+        bench_narrow(dense16_type(b), D.data, h16, count);
         bool ok = bench_cuda_ok(cudaMalloc((void **)&M->dense, count * sizeof(float)), "cudaMalloc (dense A)", na, nn) &&
-                  bench_cuda_ok(cudaMalloc((void **)&M->dense_bf16, count * sizeof *h16), "cudaMalloc (dense A)", na, nn) &&
+                  bench_cuda_ok(cudaMalloc((void **)&M->dense16, count * sizeof *h16), "cudaMalloc (dense A)", na, nn) &&
                   bench_cuda_ok(cudaMemcpy(M->dense, D.data, count * sizeof(float), cudaMemcpyHostToDevice),
                                 "copying dense A", na, nn) &&
-                  bench_cuda_ok(cudaMemcpy(M->dense_bf16, h16, count * sizeof *h16, cudaMemcpyHostToDevice),
+                  bench_cuda_ok(cudaMemcpy(M->dense16, h16, count * sizeof *h16, cudaMemcpyHostToDevice),
                                 "copying dense A", na, nn) &&
                   bench_cuda_ok(cudaDeviceSynchronize(), "copying dense A", na, nn);
         if (!ok) {
@@ -269,11 +273,13 @@ static void densify(bench *b, bench_mat *M)
     spx_dense_free(&D);
 }
 
-typedef enum { DENSE_SGEMM, DENSE_TF32, DENSE_BF16 } dense_mode;
+/* f32 data: SGEMM, TF32 and BF16 (B rounded to bf16 ahead of the timed runs,
+ * C in f32); f16 and bf16 data: DATA16, every operand in the data's type */
+typedef enum { DENSE_SGEMM, DENSE_TF32, DENSE_BF16, DENSE_DATA16 } dense_mode;
 
 typedef struct {
     dense_mode mode;
-    uint16_t **b16; /* bf16 copies of the B sets */
+    uint16_t **b16; /* bf16 copies of the B sets (DENSE_BF16) */
 } dense_run;
 
 /* Row-major C = A B is column-major C^T = B^T A^T: cuBLAS computes the
@@ -295,11 +301,17 @@ static bool dense_step(bench *b, bench_job *j, void *arg, int s, char *err, size
                           M->dense, CUDA_R_32F, k, &zero, j->dC[s], CUDA_R_32F, n,
                           CUBLAS_COMPUTE_32F_FAST_TF32, CUBLAS_GEMM_DEFAULT);
         break;
-    default:
+    case DENSE_BF16:
         st = cublasGemmEx(b->blas, CUBLAS_OP_N, CUBLAS_OP_N, n, m, k, &one, d->b16[s], CUDA_R_16BF, n,
-                          M->dense_bf16, CUDA_R_16BF, k, &zero, j->dC[s], CUDA_R_32F, n,
+                          M->dense16, CUDA_R_16BF, k, &zero, j->dC[s], CUDA_R_32F, n,
                           CUBLAS_COMPUTE_32F, CUBLAS_GEMM_DEFAULT);
         break;
+    default: {
+        const cudaDataType t = bench_cuda_type(b->o.dtype);
+        st = cublasGemmEx(b->blas, CUBLAS_OP_N, CUBLAS_OP_N, n, m, k, &one, j->dB[s], t, n, M->dense16, t, k,
+                          &zero, j->dC[s], t, n, CUBLAS_COMPUTE_32F, CUBLAS_GEMM_DEFAULT);
+        break;
+    }
     }
     if (st != CUBLAS_STATUS_SUCCESS) {
         snprintf(err, en, "cuBLAS GEMM: %s", cublasGetStatusString(st));
@@ -329,24 +341,29 @@ static bool dense_b16(bench_job *j, dense_run *d, char *err, size_t en)
 
 void bench_dense(bench *b, bench_job *j)
 {
-    static const struct {
+    typedef struct {
         const char *name, *precision;
         dense_mode mode;
         double bound;
-    } kinds[] = {
+    } dense_kind;
+    static const dense_kind f32_kinds[] = {
         {"cublas_sgemm", "exact", DENSE_SGEMM, 1e-4},
         {"cublas_tf32", "tf32", DENSE_TF32, 1e-2},
         {"cublas_bf16", "bf16", DENSE_BF16, 1e-2},
     };
+    /* 16-bit data: the GEMM in the data's type with f32 accumulation, as spx's exact precision */
+    static const dense_kind f16_kind = {"cublas_f16", "exact", DENSE_DATA16, 2e-2},
+                            bf16_kind = {"cublas_bf16", "exact", DENSE_DATA16, 2e-2};
     if (!b->o.dense)
         return;
+    const bool data16 = b->o.dtype != SPX_F32;
+    const dense_kind *kinds = !data16 ? f32_kinds : b->o.dtype == SPX_F16 ? &f16_kind : &bf16_kind;
+    const size_t nkinds = data16 ? 1 : sizeof f32_kinds / sizeof *f32_kinds;
     bench_mat *M = j->mat;
     dense_run d = {DENSE_SGEMM, NULL};
     char na[320] = "";
     if (!b->blas) {
         snprintf(na, sizeof na, "%s", b->blas_na);
-    } else if (b->o.dtype != SPX_F32) {
-        snprintf(na, sizeof na, "the cuBLAS baselines run on f32 data only");
     } else {
         if (!M->dense_tried) {
             fprintf(stderr, "spx bench: densifying %s for cuBLAS\n", M->c->name);
@@ -354,10 +371,10 @@ void bench_dense(bench *b, bench_job *j)
         }
         if (!M->dense)
             snprintf(na, sizeof na, "%s", M->dense_na);
-        else if (!dense_b16(j, &d, na, sizeof na))
+        else if (!data16 && !dense_b16(j, &d, na, sizeof na))
             bench_healthy(b);
     }
-    for (size_t i = 0; i < sizeof kinds / sizeof *kinds && !b->broken; i++) {
+    for (size_t i = 0; i < nkinds && !b->broken; i++) {
         bench_row *r = bench_row_new(b, j, M, j->n, "cublas", kinds[i].name);
         if (!r)
             break;
