@@ -378,6 +378,8 @@ static void cuda_fini(void *state)
     if (st->has_side)
         destroy_side(&st->side);
     spx__cuda_gemm_release(st->gemm);
+    if (st->dense_flags)
+        cudaFree(st->dense_flags);
     if (st->own_stream)
         cudaStreamDestroy(st->own_stream);
     spx__free(st);

@@ -40,6 +40,9 @@ typedef struct spx_cuda_state {
     spx_device_info info;
     int cooperative;         /* the device runs cooperative launches (grid-wide barriers) */
     int64_t dense_fix_blocks; /* the dense path's cooperative grid (spmm_exec.c); 0 until first used */
+    int32_t *dense_flags;     /* its column chunks' flags, kept from call to call (dense_flags_len) */
+    int64_t dense_flags_len;
+    int32_t dense_epoch;      /* the value that marks a flag in the current call */
     spx_cuda_pool pool;
     void *gemm;              /* cuBLASLt handle and algorithms (dense_gemm.c), made on first use */
     spx_cuda_side side;      /* created on first use */

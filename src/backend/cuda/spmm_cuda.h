@@ -219,13 +219,14 @@ cudaError_t spx__cuda_dense_add_nonfinite(const spx_cuda_csr *At, spx_dtype gemm
                                           const spx_cuda_dense_args *d);
 /* After a GEMM on B itself with beta = 0: C(:, chunk c) = alpha * op(A) *
  * B(:, chunk c), from A's rows (CSR of op(A)), for each chunk c of B's
- * columns that holds a non-finite value (bad: chunks + 1 flags of scratch), the
+ * columns that holds a non-finite value (bad: chunks + 1 flags, set to epoch
+ * where marked; the caller keeps them from call to call, epoch new each call), the
  * columns the GEMM got wrong. One cooperative launch of at most *blocks
  * blocks (SPX_DENSE_FIX_BLOCKS_PER_SM an SM are always resident); where fewer
  * fit (the context has fewer SMs than the device: MPS, green contexts), the
  * grid is halved until one does, and *blocks becomes that grid. B is k x n. */
 #define SPX_DENSE_FIX_BLOCKS_PER_SM 4
-cudaError_t spx__cuda_dense_fix_in_place(const spx_cuda_csr *A, int32_t *bad, int64_t *blocks,
+cudaError_t spx__cuda_dense_fix_in_place(const spx_cuda_csr *A, int32_t *bad, int32_t epoch, int64_t *blocks,
                                          const spx_cuda_dense_args *d, int64_t k);
 
 /* Helpers. */

@@ -71,16 +71,18 @@ __global__ void __launch_bounds__(BLOCK) take_b_kernel(const T *__restrict__ B, 
     }
 }
 
-// After a GEMM on B itself with beta = 0, in one cooperative launch (grid-wide
-// barriers between the steps): bad[c] = whether chunk c of B's columns holds
-// a non-finite value in some row (bad[chunks]: whether any does); then
+// After a GEMM on B itself with beta = 0, in one cooperative launch (a
+// grid-wide barrier between the steps): bad[c] = epoch where chunk c of B's
+// columns holds a non-finite value in some row (bad[chunks] = epoch where any
+// does; flags of earlier calls hold other values); then
 // C(i, j) = alpha * sum over row i of op(A) of A(i, p) * B(p, j) for every row
 // i and the columns j of each marked chunk, the columns where the GEMM met
 // such a value.
 template <typename T>
 __global__ void __launch_bounds__(BLOCK, SPX_DENSE_FIX_BLOCKS_PER_SM)
     fix_in_place_kernel(const T *__restrict__ B, int64_t ldb, int64_t k, int64_t m, int64_t n, int32_t *bad,
-                        int64_t chunks, const int64_t *__restrict__ rowptr, const int32_t *__restrict__ colidx,
+                        int64_t chunks, int32_t epoch, const int64_t *__restrict__ rowptr,
+                        const int32_t *__restrict__ colidx,
                         const T *__restrict__ avals, typename acc_of<T>::type alpha, T *C, int64_t ldc)
 {
     typedef typename acc_of<T>::type A;
@@ -88,9 +90,6 @@ __global__ void __launch_bounds__(BLOCK, SPX_DENSE_FIX_BLOCKS_PER_SM)
     cooperative_groups::grid_group grid = cooperative_groups::this_grid();
     const int lane = threadIdx.x & 31;
     const int64_t warp0 = (int64_t)blockIdx.x * WARPS + (threadIdx.x >> 5), warps = (int64_t)gridDim.x * WARPS;
-    for (int64_t c = warp0 * 32 + lane; c <= chunks; c += warps * 32) /* bad[chunks]: any chunk marked */
-        bad[c] = 0;
-    grid.sync();
     /* ROWS rows of the chunk a warp, 64 bytes a lane in flight. Indices past B
      * are clamped to its last row and column, which lie in the same chunk, so
      * that the loads carry no predicate and issue together. */
@@ -106,14 +105,14 @@ __global__ void __launch_bounds__(BLOCK, SPX_DENSE_FIX_BLOCKS_PER_SM)
                 any |= !finite(B[i * ldb + (j < n ? j : n - 1)]);
             }
         if (__any_sync(SPX_FULL_MASK, any) && lane == 0)
-            bad[w % chunks] = bad[chunks] = 1;
+            bad[w % chunks] = bad[chunks] = epoch;
     }
     grid.sync();
-    if (!((volatile int32_t *)bad)[chunks]) /* the common case: one load, not one a row and chunk */
+    if (((volatile int32_t *)bad)[chunks] != epoch) /* the common case: one load, not one a row and chunk */
         return;
     for (int64_t w = warp0; w < m * chunks; w += warps) {
         const int64_t c = w % chunks, i = w / chunks, c0 = c * SPX_DENSE_CHUNK;
-        if (!((volatile int32_t *)bad)[c])
+        if (((volatile int32_t *)bad)[c] != epoch)
             continue;
         A acc[U];
 #pragma unroll
@@ -220,8 +219,8 @@ extern "C" cudaError_t spx__cuda_dense_take_b(const spx_cuda_dense_args *d, int6
 }
 
 template <typename T>
-cudaError_t launch_fix_in_place(const spx_cuda_csr *A, int32_t *bad, int64_t *blocks, const spx_cuda_dense_args *d,
-                                int64_t k)
+cudaError_t launch_fix_in_place(const spx_cuda_csr *A, int32_t *bad, int32_t epoch, int64_t *blocks,
+                                const spx_cuda_dense_args *d, int64_t k)
 {
     const T *B = (const T *)d->B, *avals = (const T *)A->vals;
     int64_t ldb = d->ldb, m = A->rows, n = d->n, chunks = spx__cuda_dense_chunks(d->n), ldc = d->ldc;
@@ -229,7 +228,7 @@ cudaError_t launch_fix_in_place(const spx_cuda_csr *A, int32_t *bad, int64_t *bl
     const int32_t *colidx = A->colidx;
     typename acc_of<T>::type alpha = (typename acc_of<T>::type)d->alpha;
     T *C = (T *)d->C;
-    void *args[] = {&B, &ldb, &k, &m, &n, &bad, &chunks, &rowptr, &colidx, &avals, &alpha, &C, &ldc};
+    void *args[] = {&B, &ldb, &k, &m, &n, &bad, &chunks, &epoch, &rowptr, &colidx, &avals, &alpha, &C, &ldc};
     const int64_t work = grid_for((k > m ? k : m) * chunks);
     /* the kernel's loops cover the work with any grid */
     const int64_t first = work < *blocks ? work : *blocks;
@@ -245,12 +244,12 @@ cudaError_t launch_fix_in_place(const spx_cuda_csr *A, int32_t *bad, int64_t *bl
     }
 }
 
-extern "C" cudaError_t spx__cuda_dense_fix_in_place(const spx_cuda_csr *A, int32_t *bad, int64_t *blocks,
+extern "C" cudaError_t spx__cuda_dense_fix_in_place(const spx_cuda_csr *A, int32_t *bad, int32_t epoch, int64_t *blocks,
                                                     const spx_cuda_dense_args *d, int64_t k)
 {
     if (A->rows == 0 || d->n == 0)
         return cudaSuccess;
-#define FIX(T, D) launch_fix_in_place<T>(A, bad, blocks, d, k)
+#define FIX(T, D) launch_fix_in_place<T>(A, bad, epoch, blocks, d, k)
     SPX_DENSE_DISPATCH(d->dtype, d->dtype, FIX)
 #undef FIX
 }

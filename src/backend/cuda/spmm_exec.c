@@ -39,17 +39,38 @@ static spx_status dense_gemm(spx_ctx *ctx, const cuda_plan *P, const spx_cuda_de
  * products the host's time to launch is the product's time. */
 static spx_status dense_in_place(spx_ctx *ctx, const cuda_plan *P, const spx_cuda_dense_args *d)
 {
-    int32_t *bad = NULL;
     spx_cuda_state *st = spx__cuda(ctx);
+    const int64_t need = spx__cuda_dense_chunks(P->n) + 1;
     if (!st->dense_fix_blocks)
         st->dense_fix_blocks = SPX_DENSE_FIX_BLOCKS_PER_SM * spx__cuda_sm_count(ctx);
-    spx_status s;
-    if (!(s = spx__cuda_alloc(ctx, (void **)&bad, (size_t)(spx__cuda_dense_chunks(P->n) + 1) * sizeof *bad,
-                              "non-finite flags")) &&
-        !(s = dense_gemm(ctx, P, d)))
-        s = spx__cuda_check(ctx, spx__cuda_dense_fix_in_place(&P->csr, bad, &st->dense_fix_blocks, d, P->k),
+    /* The flags stay from call to call, each call marking with its own epoch,
+     * so that the kernel needs no grid-wide barrier after clearing them (1.7
+     * us on an H200). A stale flag that matches only costs a recomputed chunk. */
+    if (st->dense_flags_len < need) {
+        const int64_t len = need < 64 ? 64 : need;
+        if (st->dense_flags)
+            SPX_CUDA_TRY(ctx, cudaFree(st->dense_flags), "non-finite flags"); /* waits for their last use */
+        st->dense_flags = NULL;
+        st->dense_flags_len = 0;
+        SPX_CUDA_TRY(ctx, cudaMalloc((void **)&st->dense_flags, (size_t)len * sizeof *st->dense_flags),
+                     "non-finite flags");
+        st->dense_flags_len = len;
+        st->dense_epoch = INT32_MAX; /* cleared below */
+    }
+    if (st->dense_epoch == INT32_MAX) {
+        SPX_CUDA_TRY(ctx,
+                     cudaMemsetAsync(st->dense_flags, 0, (size_t)st->dense_flags_len * sizeof *st->dense_flags,
+                                     st->stream),
+                     "non-finite flags");
+        st->dense_epoch = 0;
+    }
+    st->dense_epoch++;
+    spx_status s = dense_gemm(ctx, P, d);
+    if (!s)
+        s = spx__cuda_check(ctx,
+                            spx__cuda_dense_fix_in_place(&P->csr, st->dense_flags, st->dense_epoch,
+                                                         &st->dense_fix_blocks, d, P->k),
                             "non-finite values of B");
-    spx__cuda_free(ctx, bad);
     return s;
 }
 
