@@ -48,12 +48,14 @@ static spx_status dense_in_place(spx_ctx *ctx, const cuda_plan *P, const spx_cud
      * us on an H200). A stale flag that matches only costs a recomputed chunk. */
     if (st->dense_flags_len < need) {
         const int64_t len = need < 64 ? 64 : need;
-        if (st->dense_flags)
-            SPX_CUDA_TRY(ctx, cudaFree(st->dense_flags), "non-finite flags"); /* waits for their last use */
+        int32_t *old = st->dense_flags;
         st->dense_flags = NULL;
         st->dense_flags_len = 0;
-        SPX_CUDA_TRY(ctx, cudaMalloc((void **)&st->dense_flags, (size_t)len * sizeof *st->dense_flags),
-                     "non-finite flags");
+        if (old)
+            SPX_CUDA_TRY(ctx, cudaFree(old), "non-finite flags"); /* waits for their last use */
+        int32_t *flags = NULL;
+        SPX_CUDA_TRY(ctx, cudaMalloc((void **)&flags, (size_t)len * sizeof *flags), "non-finite flags");
+        st->dense_flags = flags;
         st->dense_flags_len = len;
         st->dense_epoch = INT32_MAX; /* cleared below */
     }
