@@ -288,6 +288,9 @@ static void check_nonfinite_b(void)
     /* k = 801 and N = 45: the in-place scan's items of several rows end past
      * B's last row and column (loads clamped there), which holds an Inf */
     nonfinite_shape(40, 801, 45, false);
+    /* N = 16500: more column chunks than the dense path's flags held so far
+     * (they grow, are cleared, and the epochs start again) */
+    nonfinite_shape(8, 64, 16500, false);
 }
 
 /* ---- expected errors ----------------------------------------------------------------- */
