@@ -2,6 +2,7 @@
  * reference, event timing, result checks, and the spx algorithms. */
 #ifdef SPX_HAVE_CUDA
 #include "bench.h"
+#include "core/core.h" /* the library's f16 and bf16 conversions */
 
 #include <math.h>
 #include <stdlib.h>
@@ -48,69 +49,9 @@ double bench_median(double *t, int n)
 
 /* ---- value types ----------------------------------------------------------------- */
 
-static size_t value_size(spx_dtype t) { return t == SPX_F32 ? 4 : 2; }
-
 cudaDataType bench_cuda_type(spx_dtype t)
 {
     return t == SPX_F16 ? CUDA_R_16F : t == SPX_BF16 ? CUDA_R_16BF : CUDA_R_32F;
-}
-
-static uint32_t f32_bits(float f)
-{
-    uint32_t u;
-    memcpy(&u, &f, sizeof u);
-    return u;
-}
-
-static float f32_of(uint32_t u)
-{
-    float f;
-    memcpy(&f, &u, sizeof f);
-    return f;
-}
-
-static uint16_t bf16_of(float f)
-{
-    uint32_t u = f32_bits(f);
-    if ((u & 0x7fffffffu) > 0x7f800000u) /* NaN stays NaN */
-        return (uint16_t)((u >> 16) | 0x40u);
-    u += 0x7fffu + ((u >> 16) & 1u);
-    return (uint16_t)(u >> 16);
-}
-
-/* IEEE half, round to nearest even; overflow to infinity, underflow through
- * the subnormals to zero. */
-static uint16_t f16_of(float f)
-{
-    const uint32_t u = f32_bits(f), sign = (u >> 16) & 0x8000u, a = u & 0x7fffffffu;
-    uint32_t r, rem, halfway;
-    if (a > 0x7f800000u)
-        return (uint16_t)(sign | 0x7e00u);
-    if (a >= 0x477ff000u) /* from 65520 up: infinity */
-        return (uint16_t)(sign | 0x7c00u);
-    if (a < 0x38800000u) { /* below 2^-14: a multiple of 2^-24 */
-        if (a <= 0x33000000u) /* up to 2^-25: zero (2^-25 is a tie, to even) */
-            return (uint16_t)sign;
-        const uint32_t e = a >> 23, m = (a & 0x7fffffu) | 0x800000u, shift = 126 - e;
-        r = m >> shift;
-        rem = m & ((1u << shift) - 1);
-        halfway = 1u << (shift - 1);
-    } else {
-        r = (a - 0x38000000u) >> 13;
-        rem = a & 0x1fffu;
-        halfway = 0x1000u;
-    }
-    if (rem > halfway || (rem == halfway && (r & 1u)))
-        r++;
-    return (uint16_t)(sign | r);
-}
-
-static float f32_of_f16(uint16_t h)
-{
-    const uint32_t sign = (uint32_t)(h & 0x8000u) << 16, e = (h >> 10) & 0x1fu, m = h & 0x3ffu;
-    if (e == 0)
-        return sign ? -ldexpf((float)m, -24) : ldexpf((float)m, -24);
-    return f32_of(sign | (e == 31 ? 0x7f800000u : (e + 112) << 23) | (m << 13));
 }
 
 void bench_narrow(spx_dtype t, const float *x, void *y, size_t n)
@@ -120,7 +61,7 @@ void bench_narrow(spx_dtype t, const float *x, void *y, size_t n)
         memcpy(y, x, n * sizeof *x);
     else
         for (size_t i = 0; i < n; i++)
-            h[i] = t == SPX_BF16 ? bf16_of(x[i]) : f16_of(x[i]);
+            h[i] = t == SPX_BF16 ? spx__float_to_bf16(x[i]) : spx__float_to_half(x[i]);
 }
 
 static void widen(spx_dtype t, const void *x, float *y, size_t n)
@@ -130,12 +71,14 @@ static void widen(spx_dtype t, const void *x, float *y, size_t n)
         memcpy(y, x, n * sizeof *y);
     else
         for (size_t i = 0; i < n; i++)
-            y[i] = t == SPX_BF16 ? f32_of((uint32_t)h[i] << 16) : f32_of_f16(h[i]);
+            y[i] = t == SPX_BF16 ? spx__bf16_to_float(h[i]) : spx__half_to_float(h[i]);
 }
 
 static float round_to(spx_dtype t, float x)
 {
-    return t == SPX_BF16 ? f32_of((uint32_t)bf16_of(x) << 16) : t == SPX_F16 ? f32_of_f16(f16_of(x)) : x;
+    return t == SPX_BF16 ? spx__bf16_to_float(spx__float_to_bf16(x))
+           : t == SPX_F16 ? spx__half_to_float(spx__float_to_half(x))
+                          : x;
 }
 
 static bool elapsed_ms(cudaEvent_t from, cudaEvent_t to, double *ms, char *err, size_t en)
@@ -250,7 +193,7 @@ void bench_check(bench *b, bench_job *j, bench_step fn, void *arg, bench_row *r,
      * beta = 0 overwrites NaN, so its C is poisoned with NaN (0xFF bytes); the
      * libraries do not document that, so theirs gets 0x7E bytes, 8.4e37. */
     int poison = strcmp(r->impl, "spx") == 0 ? 0xFF : 0x7E;
-    const size_t es = value_size(b->o.dtype);
+    const size_t es = spx_dtype_size(b->o.dtype);
     void *raw = j->craw ? j->craw : (void *)j->cwork; /* f32 lands in cwork directly */
     if (!bench_cuda_ok(cudaMemsetAsync(j->dC[0], poison, count * es, b->stream), "poisoning C", err, en) ||
         !fn(b, j, arg, 0, err, en) ||
@@ -345,7 +288,7 @@ static bool job_setup(bench *b, bench_mat *M, int64_t n, bench_job *j, char *err
     j->nnz = M->info.nnz;
     j->n = n;
     const spx_dtype dtype = b->o.dtype;
-    const size_t es = value_size(dtype);
+    const size_t es = spx_dtype_size(dtype);
     j->bytes = (double)j->nnz * (4.0 + (double)es) + (double)(j->m + 1) * 4 +
                (double)M->nonempty_cols * n * es + (double)j->m * n * es;
     size_t bcount = (size_t)j->k * (size_t)n, ccount = (size_t)j->m * (size_t)n;
