@@ -353,6 +353,7 @@ static spx_status cuda_init(spx_ctx *ctx, void **state)
     in->smem_per_block_optin = (int64_t)p.sharedMemPerBlockOptin;
     in->smem_per_sm = (int64_t)p.sharedMemPerMultiprocessor;
     st->cooperative = p.cooperativeLaunch != 0;
+    st->dense_fix_blocks = SPX_DENSE_FIX_BLOCKS_PER_SM * (int64_t)(p.multiProcessorCount > 0 ? p.multiProcessorCount : 1);
     *state = st;
     spx__log(ctx, SPX_LOG_INFO, "cuda device %d: %s, %d SMs, cc %d.%d", in->device, in->name,
              in->sm_count, in->cc_major, in->cc_minor);

@@ -39,7 +39,7 @@ typedef struct spx_cuda_state {
     cudaStream_t own_stream; /* created by spx (NULL if the caller supplied one) */
     spx_device_info info;
     int cooperative;         /* the device runs cooperative launches (grid-wide barriers) */
-    int64_t dense_fix_blocks; /* the dense path's cooperative grid (spmm_exec.c); 0 until first used */
+    int64_t dense_fix_blocks; /* the most blocks of the dense path's cooperative kernel (spmm_exec.c) */
     int32_t *dense_flags;     /* its column chunks' flags, kept from call to call (dense_flags_len) */
     int64_t dense_flags_len;
     int32_t dense_epoch;      /* the value that marks a flag in the current call */

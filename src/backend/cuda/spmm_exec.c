@@ -32,28 +32,20 @@ static spx_status dense_gemm(spx_ctx *ctx, const cuda_plan *P, const spx_cuda_de
     return spx__cuda_gemm(ctx, &gemm);
 }
 
-/* The dense path with beta = 0 and B already in the GEMM's type: the GEMM
- * runs on B itself, then one cooperative kernel computes again, from A's
- * rows, the columns of C where B holds a non-finite value (spmm_dense.cu).
- * One launch besides the GEMM where a copy of B takes two: on small
- * products the host's time to launch is the product's time. */
-static spx_status dense_in_place(spx_ctx *ctx, const cuda_plan *P, const spx_cuda_dense_args *d)
+/* The dense path's column-chunk flags for the next call (at least `need`):
+ * they stay from call to call and each call marks with its own epoch, so that
+ * the kernel needs no grid-wide barrier after clearing them (1.7 us on an
+ * H200). A stale flag that matched would only cost a recomputed chunk. */
+static spx_status next_dense_flags(spx_ctx *ctx, int64_t need)
 {
     spx_cuda_state *st = spx__cuda(ctx);
-    const int64_t need = spx__cuda_dense_chunks(P->n) + 1;
-    if (!st->dense_fix_blocks)
-        st->dense_fix_blocks = SPX_DENSE_FIX_BLOCKS_PER_SM * spx__cuda_sm_count(ctx);
-    /* The flags stay from call to call, each call marking with its own epoch,
-     * so that the kernel needs no grid-wide barrier after clearing them (1.7
-     * us on an H200). A stale flag that matches only costs a recomputed chunk. */
     if (st->dense_flags_len < need) {
         const int64_t len = need < 64 ? 64 : need;
-        int32_t *old = st->dense_flags;
+        int32_t *old = st->dense_flags, *flags = NULL;
         st->dense_flags = NULL;
         st->dense_flags_len = 0;
         if (old)
             SPX_CUDA_TRY(ctx, cudaFree(old), "non-finite flags"); /* waits for their last use */
-        int32_t *flags = NULL;
         SPX_CUDA_TRY(ctx, cudaMalloc((void **)&flags, (size_t)len * sizeof *flags), "non-finite flags");
         st->dense_flags = flags;
         st->dense_flags_len = len;
@@ -67,13 +59,24 @@ static spx_status dense_in_place(spx_ctx *ctx, const cuda_plan *P, const spx_cud
         st->dense_epoch = 0;
     }
     st->dense_epoch++;
-    spx_status s = dense_gemm(ctx, P, d);
-    if (!s)
-        s = spx__cuda_check(ctx,
-                            spx__cuda_dense_fix_in_place(&P->csr, st->dense_flags, st->dense_epoch,
-                                                         &st->dense_fix_blocks, d, P->k),
-                            "non-finite values of B");
-    return s;
+    return SPX_OK;
+}
+
+/* The dense path with beta = 0 and B already in the GEMM's type: the GEMM
+ * runs on B itself, then one cooperative kernel computes again, from A's
+ * rows, the columns of C where B holds a non-finite value (spmm_dense.cu).
+ * One launch besides the GEMM where a copy of B takes two: on small
+ * products the host's time to launch is the product's time. */
+static spx_status dense_in_place(spx_ctx *ctx, const cuda_plan *P, const spx_cuda_dense_args *d)
+{
+    spx_cuda_state *st = spx__cuda(ctx);
+    spx_status s;
+    if ((s = next_dense_flags(ctx, spx__cuda_dense_chunks(P->n) + 1)) || (s = dense_gemm(ctx, P, d)))
+        return s;
+    return spx__cuda_check(ctx,
+                           spx__cuda_dense_fix_in_place(&P->csr, st->dense_flags, st->dense_epoch,
+                                                        &st->dense_fix_blocks, d, P->k),
+                           "non-finite values of B");
 }
 
 /* The algorithms that multiply zeros A does not hold (dense, BSR, gather_tc;
