@@ -43,8 +43,17 @@ __device__ __forceinline__ void copy_b_rows(T *slab, int64_t first_slot, int64_t
     }
 }
 
+// Close this thread's group of cp.async copies; wait until at most N groups
+// are still in flight.
+__device__ __forceinline__ void cp_async_commit() { asm volatile("cp.async.commit_group;\n" ::); }
+template <int N> __device__ __forceinline__ void cp_async_wait() { asm volatile("cp.async.wait_group %0;\n" ::"n"(N)); }
+
 // This thread's copies have landed (the caller synchronises the block).
-__device__ __forceinline__ void copy_b_wait() { asm volatile("cp.async.commit_group;\ncp.async.wait_group 0;\n" ::); }
+__device__ __forceinline__ void copy_b_wait()
+{
+    cp_async_commit();
+    cp_async_wait<0>();
+}
 
 } // namespace
 

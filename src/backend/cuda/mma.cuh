@@ -1,5 +1,5 @@
 // Warp-level tensor-core helpers (mma.sync, sm_80+): tf32 m16n8k8 and
-// f16/bf16 m16n8k16 with float accumulators, operand packing.
+// f16/bf16 m16n8k16 with float accumulators, operand packing, ldmatrix.
 #ifndef SPX_MMA_CUH
 #define SPX_MMA_CUH
 
@@ -52,6 +52,21 @@ __device__ __forceinline__ void mma_16<__nv_bfloat16>(float (&c)[4], const uint3
                  "{%8,%9}, {%0,%1,%2,%3};"
                  : "+f"(c[0]), "+f"(c[1]), "+f"(c[2]), "+f"(c[3])
                  : "r"(a[0]), "r"(a[1]), "r"(a[2]), "r"(a[3]), "r"(b[0]), "r"(b[1]));
+}
+
+// Four 8 x 8 matrices of 16-bit values from shared memory, lanes 8i..8i+7
+// naming the rows of matrix i; .trans gives each lane columns instead of rows.
+__device__ __forceinline__ void ldmatrix_x4(uint32_t (&r)[4], unsigned addr)
+{
+    asm volatile("ldmatrix.sync.aligned.m8n8.x4.shared.b16 {%0,%1,%2,%3}, [%4];"
+                 : "=r"(r[0]), "=r"(r[1]), "=r"(r[2]), "=r"(r[3])
+                 : "r"(addr));
+}
+__device__ __forceinline__ void ldmatrix_x4_trans(uint32_t (&r)[4], unsigned addr)
+{
+    asm volatile("ldmatrix.sync.aligned.m8n8.x4.trans.shared.b16 {%0,%1,%2,%3}, [%4];"
+                 : "=r"(r[0]), "=r"(r[1]), "=r"(r[2]), "=r"(r[3])
+                 : "r"(addr));
 }
 
 } // namespace

@@ -33,13 +33,6 @@ template <typename T, typename H> struct gather_params {
     dense_ops<T> d; // n, C and the scalars
 };
 
-__device__ __forceinline__ void ldmatrix_x4_trans(uint32_t (&r)[4], unsigned addr)
-{
-    asm volatile("ldmatrix.sync.aligned.m8n8.x4.trans.shared.b16 {%0,%1,%2,%3}, [%4];"
-                 : "=r"(r[0]), "=r"(r[1]), "=r"(r[2]), "=r"(r[3])
-                 : "r"(addr));
-}
-
 // One step's operands for this lane: the shared rows it reads (relative to
 // the chunk) and its A fragments, loaded PF steps ahead of their use.
 template <typename H> struct step_ops {
