@@ -291,6 +291,49 @@ static void check_nonfinite_b(void)
     /* N = 16500: more column chunks than the dense path's flags held so far
      * (they grow, are cleared, and the epochs start again) */
     nonfinite_shape(8, 64, 16500, false);
+    /* small enough for the dense path's own GEMM with 16-bit operands: k = 203
+     * ends inside a 16-byte piece of A's rows, m, k and N inside its tiles */
+    nonfinite_shape(300, 203, 101, false);
+}
+
+/* The dense path's own GEMM (one launch) takes the small products of 16-bit
+ * operands, cuBLASLt the rest and every other precision; the plan says which. */
+static void check_dense_own_gemm(void)
+{
+    static const struct {
+        int64_t m, k, n;
+        spx_dtype dt;
+        spx_precision prec;
+        bool own;
+    } cases[] = {
+        {300, 203, 101, SPX_F32, SPX_PRECISION_BF16, true},
+        {300, 203, 101, SPX_F32, SPX_PRECISION_F16, true},
+        {300, 203, 101, SPX_F16, SPX_PRECISION_EXACT, true},
+        {300, 203, 101, SPX_BF16, SPX_PRECISION_EXACT, true},
+        {300, 203, 101, SPX_F32, SPX_PRECISION_TF32, false},
+        {300, 203, 101, SPX_F32, SPX_PRECISION_EXACT, false},
+        {64, 1024, 100, SPX_BF16, SPX_PRECISION_EXACT, false},   /* k past its bound */
+        {2048, 512, 4096, SPX_BF16, SPX_PRECISION_EXACT, false}, /* a product cuBLASLt runs faster */
+    };
+    if (!g_cuda)
+        return;
+    for (size_t c = 0; c < sizeof cases / sizeof cases[0]; c++) {
+        spx_matrix *A = NULL;
+        spx_spmm_plan *plan = NULL;
+        CHECK_OK(g_ctx, spx_gen_uniform(g_ctx, cases[c].m, cases[c].k, cases[c].k / 10 + 1, next_seed(), cases[c].dt,
+                                        SPX_INDEX_I32, &A));
+        spx_spmm_options o = {.alg = SPX_SPMM_DENSE, .precision = cases[c].prec};
+        if (A)
+            CHECK_OK(g_ctx, spx_spmm_plan_create(g_ctx, SPX_OP_NONE, A, cases[c].n, cases[c].dt, &o, &plan));
+        g_error_checks++;
+        if (plan && !strstr(spx_spmm_plan_explain(plan), "spx's own kernel in one launch") != !cases[c].own)
+            TFAIL("dense path, %lld x %lld, N = %lld, %s %s: the plan %s spx's own GEMM: %s", (long long)cases[c].m,
+                  (long long)cases[c].k, (long long)cases[c].n, spx_dtype_name(cases[c].dt),
+                  spx_precision_name(cases[c].prec), cases[c].own ? "does not take" : "takes",
+                  spx_spmm_plan_explain(plan));
+        spx_spmm_plan_destroy(plan);
+        spx_matrix_destroy(A);
+    }
 }
 
 /* ---- expected errors ----------------------------------------------------------------- */

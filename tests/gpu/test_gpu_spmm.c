@@ -987,6 +987,7 @@ int main(void)
     section("files: shared real matrices and DLMC weights", sweep_data_files);
     section("determinism: bit-identical repeats", check_determinism);
     section("non-finite B: Inf and NaN reach only their terms", check_nonfinite_b);
+    section("plans: the dense path's own GEMM", check_dense_own_gemm);
     section("plans: several on one matrix, misuse", check_plans);
     section("touch: matrices changed in place", check_touch);
     section("bad-input: shapes, types, memories, invalid matrices", check_bad_input);

@@ -229,6 +229,15 @@ cudaError_t spx__cuda_dense_add_nonfinite(const spx_cuda_csr *At, spx_dtype gemm
 cudaError_t spx__cuda_dense_fix_in_place(const spx_cuda_csr *A, int32_t *bad, int32_t epoch, int64_t *blocks,
                                          const spx_cuda_dense_args *d, int64_t k);
 
+/* The dense path's own GEMM (spmm_dense_mma.cu): C = alpha * D * B + beta *
+ * C in one launch, D the densified op(A) in f16 or bf16 (A its CSR, for the
+ * columns where B holds values that are not finite as D's type), B k x n.
+ * fits: whether it takes these operands (D 16-bit, the data D's type or f32,
+ * B's rows on 16 bytes); sms picks the tile width. */
+bool spx__cuda_dense_mma_fits(const spx_cuda_densified *D, const spx_cuda_dense_args *d, int64_t m);
+cudaError_t spx__cuda_dense_mma(const spx_cuda_csr *A, const spx_cuda_densified *D, const spx_cuda_dense_args *d,
+                                int64_t k, int64_t sms);
+
 /* Helpers. */
 /* C[r, :] = beta * C[r, :] for every row (beta == 0 writes zeros). */
 cudaError_t spx__cuda_scale(const spx_cuda_dense_args *d, int64_t m);

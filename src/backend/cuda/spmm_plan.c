@@ -1094,7 +1094,7 @@ spx_status spx__cuda_spmm_plan_create(spx_ctx *ctx, const spx_spmm_args *a, void
     P->alg = opts.alg;
     P->precision = opts.precision;
     P->deterministic = ctx->deterministic;
-    char why[512] = "", slab_why[256] = "";
+    char why[1024] = "", slab_why[256] = "";
     spx_status s = SPX_OK;
     switch (P->alg) {
     case SPX_SPMM_SELL: s = spx__plan_prepare_sell(ctx, P, A, why, sizeof why); break;

@@ -90,6 +90,7 @@ typedef struct cuda_plan {
     spx_cuda_bsr bsr;
     spx_cuda_gather gather;
     spx_cuda_densified dense;
+    bool dense_mma;       /* DENSE: the GEMM is spmm_dense_mma.cu's where B's rows start on 16 bytes */
     int32_t *rows_sorted; /* rows grouped by bin; NULL: 0, 1, ... */
     plan_bin bins[NBINS];
     int group;                  /* lanes covering the columns in the row kernels (group x 16 bytes) */

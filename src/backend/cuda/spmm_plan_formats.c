@@ -418,6 +418,22 @@ bool spx__plan_dense_in_place(spx_ctx *ctx, const cuda_plan *P)
     return spx__plan_operand_type(P) == P->dtype && spx__cuda(ctx)->cooperative;
 }
 
+/* The dense path's own GEMM (spmm_dense_mma.cu) runs 16-bit operands in one
+ * launch where cuBLASLt's route, bound by its launches and cuBLASLt's host
+ * work, took 12-28 us (H200): at most DENSE_MMA_MAX_FLOPS, and k of at most
+ * DENSE_MMA_MAX_K, since each of its blocks walks k one tile after another
+ * (k = 1152 with 64 blocks: 18 us where cuBLASLt took 12-17). Larger
+ * products run at a third of cuBLASLt's rate there. */
+#define DENSE_MMA_MAX_FLOPS 6e8
+#define DENSE_MMA_MAX_K 512
+
+static bool dense_mma_pays(const cuda_plan *P)
+{
+    const spx_dtype t = spx__plan_operand_type(P);
+    return (t == SPX_BF16 || t == SPX_F16) && P->k <= DENSE_MMA_MAX_K &&
+           2.0 * (double)P->m * (double)P->k * (double)P->n <= DENSE_MMA_MAX_FLOPS;
+}
+
 static int64_t dense_ld(const cuda_plan *P) { return spx__cuda_row16(P->k, spx__plan_operand_type(P)); }
 
 int64_t spx__plan_dense_bytes(const cuda_plan *P)
@@ -453,6 +469,7 @@ spx_status spx__plan_prepare_dense(spx_ctx *ctx, cuda_plan *P, const spx_matrix 
                          (double)bytes / 1e6);
     P->dense.type = spx__plan_operand_type(P);
     P->dense.ld = ld;
+    P->dense_mma = dense_mma_pays(P);
     spx_status s;
     if ((s = spx__cuda_gemm_start(ctx)) || /* cuBLASLt starts up here, not in the first run */
         (s = spx__plan_alloc(ctx, P, &P->dense.vals, (size_t)(bytes > 0 ? bytes : 1), "dense copy of A")) ||
@@ -463,13 +480,22 @@ spx_status spx__plan_prepare_dense(spx_ctx *ctx, cuda_plan *P, const spx_matrix 
         return s;
     if ((s = compress_along_k(ctx, P, A)) || (s = spx__cuda_sync(ctx)))
         return s;
-    double cells = (double)P->m * (double)P->k;
-    snprintf(why, whylen,
-             "op(A) written out densely (%.1f MB, %.1f%% of its cells hold entries), %s GEMM by cuBLASLt on %s",
-             (double)bytes / 1e6, cells > 0 ? 100.0 * (double)P->csr.nnz / cells : 0.0, dense_gemm_name(P),
-             spx__plan_dense_in_place(ctx, P)
-                 ? "B in place when beta = 0 (then the columns where B holds Inf or NaN computed again from A's "
-                   "rows), else on a copy of B"
-                 : "a copy of B in the GEMM's type");
+    const double cells = (double)P->m * (double)P->k;
+    const char *b_read = spx__plan_dense_in_place(ctx, P)
+                             ? "B in place when beta = 0 (then the columns where B holds Inf or NaN computed again "
+                               "from A's rows), else on a copy of B"
+                             : "a copy of B in the GEMM's type";
+    if (P->dense_mma)
+        snprintf(why, whylen,
+                 "op(A) written out densely (%.1f MB, %.1f%% of its cells hold entries), %s GEMM by spx's own kernel "
+                 "in one launch: B read in place, rounded in shared memory, the columns where it holds Inf or NaN "
+                 "computed again from A's rows (where B's rows do not start on 16 bytes: cuBLASLt on %s)",
+                 (double)bytes / 1e6, cells > 0 ? 100.0 * (double)P->csr.nnz / cells : 0.0, dense_gemm_name(P),
+                 b_read);
+    else
+        snprintf(why, whylen,
+                 "op(A) written out densely (%.1f MB, %.1f%% of its cells hold entries), %s GEMM by cuBLASLt on %s",
+                 (double)bytes / 1e6, cells > 0 ? 100.0 * (double)P->csr.nnz / cells : 0.0, dense_gemm_name(P),
+                 b_read);
     return SPX_OK;
 }
