@@ -83,7 +83,9 @@ static spx_status dense_in_place(spx_ctx *ctx, const cuda_plan *P, const spx_cud
  * spmm_dense.cu says why): a copy of B without its non-finite values (in the
  * operands' type for the dense path and gather_tc, B's own for BSR), the algorithm on
  * it, then those values' terms; or, on the dense path with beta = 0, no copy
- * (dense_in_place). */
+ * (dense_in_place); or, for the dense path's small products of 16-bit
+ * operands, spx's own GEMM, which keeps those values apart itself
+ * (spmm_dense_mma.cu). */
 static spx_status run_on_finite_b(spx_ctx *ctx, const cuda_plan *P, const spx_cuda_dense_args *d)
 {
     const bool dense = P->alg == SPX_SPMM_DENSE, as_operand = dense || P->alg == SPX_SPMM_GATHER_TC;
