@@ -29,308 +29,349 @@ extern "C" {
 
 namespace {
 
-constexpr int BM = 64, BK = 32, STAGES = 3, THREADS = 128, APITCH = BK + 8; // APITCH: ldmatrix rows in distinct banks
+constexpr int BM = 64, BK = 32, STAGES = 3, THREADS = 128,
+              APITCH = BK + 8; // APITCH: ldmatrix rows in distinct banks
 
 template <typename T> struct dmma_params {
-    const void *A; // op(A) densely (the operands' type), m x lda, rows on 16 bytes, zeros past k
-    int64_t lda;
-    const T *B; // k x n, rows on 16 bytes
-    int64_t ldb;
-    T *C;
-    int64_t ldc, m, n, k;
-    float alpha, beta;
-    bool c_vec;
-    const int64_t *rowptr; // op(A) by rows, for the columns computed again
-    const int32_t *colidx;
-    const T *avals;
+  const void *A; // op(A) densely (the operands' type), m x lda, rows on 16
+                 // bytes, zeros past k
+  int64_t lda, m, k;
+  dense_ops<T> d;        // n, B (k x n, rows on 16 bytes), C and the scalars
+  const int64_t *rowptr; // op(A) by rows, for the columns computed again
+  const int32_t *colidx;
+  const T *avals;
 };
 
 // Shared memory of a block: STAGES slots of A's tile (BM x BK) and of B's
 // (BK x BN in B's type), then, for f32 B, its tile rounded to H. Rows are
 // padded by 16 bytes so that ldmatrix's eight rows fall in distinct banks.
 template <typename T, typename H, int BN> struct dmma_smem {
-    static constexpr bool ROUNDED = sizeof(T) != sizeof(H); // B's tile is rounded into its own buffer
-    static constexpr int RP = BN + 16 / (int)sizeof(T), HP = BN + 8; // pitches of B's slots and of the rounded tile
-    static constexpr size_t a_stage = (size_t)BM * APITCH * sizeof(H), b_stage = (size_t)BK * RP * sizeof(T);
-    static constexpr size_t h_bytes = ROUNDED ? (size_t)BK * HP * sizeof(H) : 0;
-    static constexpr size_t bytes = STAGES * (a_stage + b_stage) + h_bytes + BN / 8 * sizeof(int);
+  static constexpr bool ROUNDED =
+      sizeof(T) != sizeof(H); // B's tile is rounded into its own buffer
+  static constexpr int RP = BN + 16 / (int)sizeof(T),
+                       HP = BN +
+                            8; // pitches of B's slots and of the rounded tile
+  static constexpr size_t a_stage = (size_t)BM * APITCH * sizeof(H),
+                          b_stage = (size_t)BK * RP * sizeof(T);
+  static constexpr size_t h_bytes = ROUNDED ? (size_t)BK * HP * sizeof(H) : 0;
+  static constexpr size_t bytes =
+      STAGES * (a_stage + b_stage) + h_bytes + BN / 8 * sizeof(int);
 };
 
 // The exponent bits of two packed values of H: all set means Inf or NaN.
-template <typename H> struct exp2_of { static constexpr uint32_t v = 0x7f807f80u; };
-template <> struct exp2_of<__half> { static constexpr uint32_t v = 0x7c007c00u; };
+template <typename H> struct exp2_of {
+  static constexpr uint32_t v = 0x7f807f80u;
+};
+template <> struct exp2_of<__half> {
+  static constexpr uint32_t v = 0x7c007c00u;
+};
 
 // w with zeros for its packed values of H that are not finite; *any is set
 // where there was one.
-template <typename H> __device__ __forceinline__ uint32_t finite_pair(uint32_t w, bool &any)
-{
-    constexpr uint32_t E = exp2_of<H>::v;
-    const uint32_t x = w & E;
-    const bool lo = (x & 0xffffu) == (E & 0xffffu), hi = (x >> 16) == (E >> 16);
-    any |= lo | hi;
-    return w & ((lo ? 0u : 0xffffu) | (hi ? 0u : 0xffff0000u));
+template <typename H>
+__device__ __forceinline__ uint32_t finite_pair(uint32_t w, bool &any) {
+  constexpr uint32_t E = exp2_of<H>::v;
+  const uint32_t x = w & E;
+  const bool lo = (x & 0xffffu) == (E & 0xffffu), hi = (x >> 16) == (E >> 16);
+  any |= lo | hi;
+  return w & ((lo ? 0u : 0xffffu) | (hi ? 0u : 0xffff0000u));
 }
 
 // Where this thread's pieces of each k-tile come from and go: BM x BK of A
 // in 16-byte pieces of H, BK x BN of B in 16-byte pieces of T. The pointers
 // are those of k-tile 0; tile kt adds kt * BK columns (A) or rows (B).
 template <typename T, typename H, int BN> struct dmma_loads {
-    static constexpr int AI = BM * BK / 8 / THREADS, V = 16 / (int)sizeof(T), BI = BK * BN / V / THREADS;
-    static_assert(AI * THREADS * 8 == BM * BK && BI * THREADS * V == BK * BN, "whole pieces per thread");
-    const H *a[AI];
-    int a_left[AI]; // columns of A's row from the piece's first one to k (0: a row past m)
-    const T *b[BI];
-    int b_row[BI], b_left[BI]; // the piece's row in the tile; columns from its first one to n
-    __device__ __forceinline__ dmma_loads(const dmma_params<T> &p, int64_t m0, int64_t n0)
-    {
+  static constexpr int AI = BM * BK / 8 / THREADS, V = 16 / (int)sizeof(T),
+                       BI = BK * BN / V / THREADS;
+  static_assert(AI * THREADS * 8 == BM * BK && BI * THREADS * V == BK * BN,
+                "whole pieces per thread");
+  const H *a[AI];
+  int a_left[AI]; // columns of A's row from the piece's first one to k (0: a
+                  // row past m)
+  const T *b[BI];
+  int b_row[BI], b_left[BI]; // the piece's row in the tile; columns from its
+                             // first one to n
+  __device__ __forceinline__ dmma_loads(const dmma_params<T> &p, int64_t m0,
+                                        int64_t n0) {
 #pragma unroll
-        for (int i = 0; i < AI; i++) {
-            const int e = threadIdx.x + i * THREADS, r = e / (BK / 8), c = e % (BK / 8) * 8;
-            const bool live = m0 + r < p.m;
-            a[i] = static_cast<const H *>(p.A) + (live ? (m0 + r) * p.lda + c : 0);
-            a_left[i] = live ? (int)(p.k - c < INT32_MAX ? p.k - c : INT32_MAX) : INT32_MIN / 2;
-        }
-#pragma unroll
-        for (int i = 0; i < BI; i++) {
-            const int e = threadIdx.x + i * THREADS, r = e / (BN / V), c = e % (BN / V) * V;
-            b_row[i] = r;
-            b_left[i] = (int)(p.n - (n0 + c) < INT32_MAX ? p.n - (n0 + c) : INT32_MAX);
-            b[i] = p.B + (int64_t)r * p.ldb + n0 + c;
-        }
+    for (int i = 0; i < AI; i++) {
+      const int e = threadIdx.x + i * THREADS, r = e / (BK / 8),
+                c = e % (BK / 8) * 8;
+      const bool live = m0 + r < p.m;
+      a[i] = static_cast<const H *>(p.A) + (live ? (m0 + r) * p.lda + c : 0);
+      a_left[i] = live ? (int)(p.k - c < INT32_MAX ? p.k - c : INT32_MAX)
+                       : INT32_MIN / 2;
     }
+#pragma unroll
+    for (int i = 0; i < BI; i++) {
+      const int e = threadIdx.x + i * THREADS, r = e / (BN / V),
+                c = e % (BN / V) * V;
+      b_row[i] = r;
+      b_left[i] =
+          (int)(p.d.n - (n0 + c) < INT32_MAX ? p.d.n - (n0 + c) : INT32_MAX);
+      b[i] = p.d.B + (int64_t)r * p.d.ldb + n0 + c;
+    }
+  }
 };
 
 // Start copying k-tile kt into ring slot `slot`, zeros past m, n and k.
 template <typename T, typename H, int BN>
-__device__ __forceinline__ void load_tile(const dmma_params<T> &p, const dmma_loads<T, H, BN> &L,
-                                          unsigned char *smem, int slot, int64_t kt)
-{
-    typedef dmma_smem<T, H, BN> S;
-    typedef dmma_loads<T, H, BN> LD;
-    const int k0 = (int)(kt * BK);
-    H *As = reinterpret_cast<H *>(smem + slot * S::a_stage);
-    T *Bs = reinterpret_cast<T *>(smem + STAGES * S::a_stage + slot * S::b_stage);
+__device__ __forceinline__ void
+load_tile(const dmma_params<T> &p, const dmma_loads<T, H, BN> &L,
+          unsigned char *smem, int slot, int64_t kt) {
+  typedef dmma_smem<T, H, BN> S;
+  typedef dmma_loads<T, H, BN> LD;
+  const int k0 = (int)(kt * BK);
+  H *As = reinterpret_cast<H *>(smem + slot * S::a_stage);
+  T *Bs = reinterpret_cast<T *>(smem + STAGES * S::a_stage + slot * S::b_stage);
 #pragma unroll
-    for (int i = 0; i < LD::AI; i++) {
-        const int e = threadIdx.x + i * THREADS, r = e / (BK / 8), c = e % (BK / 8) * 8;
-        const int left = L.a_left[i] - k0, bytes = left >= 8 ? 16 : left > 0 ? left * 2 : 0;
-        cp_async16(As + r * APITCH + c, bytes ? L.a[i] + k0 : L.a[i], bytes);
-    }
+  for (int i = 0; i < LD::AI; i++) {
+    const int e = threadIdx.x + i * THREADS, r = e / (BK / 8),
+              c = e % (BK / 8) * 8;
+    const int left = L.a_left[i] - k0, bytes = left >= 8  ? 16
+                                               : left > 0 ? left * 2
+                                                          : 0;
+    cp_async16(As + r * APITCH + c, bytes ? L.a[i] + k0 : L.a[i], bytes);
+  }
 #pragma unroll
-    for (int i = 0; i < LD::BI; i++) {
-        const int e = threadIdx.x + i * THREADS, c = e % (BN / LD::V) * LD::V;
-        const bool live = k0 + L.b_row[i] < p.k;
-        const int left = live ? L.b_left[i] : 0;
-        const int bytes = left >= LD::V ? 16 : left > 0 ? left * (int)sizeof(T) : 0;
-        cp_async16(Bs + L.b_row[i] * S::RP + c, bytes ? L.b[i] + (int64_t)k0 * p.ldb : p.B, bytes);
-    }
+  for (int i = 0; i < LD::BI; i++) {
+    const int e = threadIdx.x + i * THREADS, c = e % (BN / LD::V) * LD::V;
+    const bool live = k0 + L.b_row[i] < p.k;
+    const int left = live ? L.b_left[i] : 0;
+    const int bytes = left >= LD::V ? 16 : left > 0 ? left * (int)sizeof(T) : 0;
+    cp_async16(Bs + L.b_row[i] * S::RP + c,
+               bytes ? L.b[i] + (int64_t)k0 * p.d.ldb : p.d.B, bytes);
+  }
 }
 
 // B's landed tile in slot `slot` as H with zeros for what is not finite as
 // H: rounded into Bh (f32 B) or checked in place; bad gets the columns (in
 // groups of 8) that held such a value.
 template <typename T, typename H, int BN>
-__device__ __forceinline__ void take_tile(unsigned char *smem, int slot, H *Bh, int *bad)
-{
-    typedef dmma_smem<T, H, BN> S;
-    T *Bs = reinterpret_cast<T *>(smem + STAGES * S::a_stage + slot * S::b_stage);
-    constexpr int UNITS = BK * BN / 8; // 8 values each: 16 bytes of H
-    static_assert(UNITS % THREADS == 0, "whole units per thread");
+__device__ __forceinline__ void take_tile(unsigned char *smem, int slot, H *Bh,
+                                          int *bad) {
+  typedef dmma_smem<T, H, BN> S;
+  T *Bs = reinterpret_cast<T *>(smem + STAGES * S::a_stage + slot * S::b_stage);
+  constexpr int UNITS = BK * BN / 8; // 8 values each: 16 bytes of H
+  static_assert(UNITS % THREADS == 0, "whole units per thread");
 #pragma unroll
-    for (int i = 0; i < UNITS / THREADS; i++) {
-        const int e = threadIdx.x + i * THREADS, r = e / (BN / 8), c = e % (BN / 8) * 8;
-        bool any = false;
-        uint4 w;
-        if constexpr (S::ROUNDED) {
-            const float4 f0 = *reinterpret_cast<const float4 *>(Bs + r * S::RP + c),
-                         f1 = *reinterpret_cast<const float4 *>(Bs + r * S::RP + c + 4);
-            w.x = finite_pair<H>(pack2<H>(f0.x, f0.y), any);
-            w.y = finite_pair<H>(pack2<H>(f0.z, f0.w), any);
-            w.z = finite_pair<H>(pack2<H>(f1.x, f1.y), any);
-            w.w = finite_pair<H>(pack2<H>(f1.z, f1.w), any);
-            *reinterpret_cast<uint4 *>(Bh + r * S::HP + c) = w;
+  for (int i = 0; i < UNITS / THREADS; i++) {
+    const int e = threadIdx.x + i * THREADS, r = e / (BN / 8),
+              c = e % (BN / 8) * 8;
+    bool any = false;
+    uint4 w;
+    if constexpr (S::ROUNDED) {
+      const float4 f0 = *reinterpret_cast<const float4 *>(Bs + r * S::RP + c),
+                   f1 = *reinterpret_cast<const float4 *>(Bs + r * S::RP + c +
+                                                          4);
+      w.x = finite_pair<H>(pack2<H>(f0.x, f0.y), any);
+      w.y = finite_pair<H>(pack2<H>(f0.z, f0.w), any);
+      w.z = finite_pair<H>(pack2<H>(f1.x, f1.y), any);
+      w.w = finite_pair<H>(pack2<H>(f1.z, f1.w), any);
+      *reinterpret_cast<uint4 *>(Bh + r * S::HP + c) = w;
+    } else {
+      uint4 *at = reinterpret_cast<uint4 *>(Bs + r * S::RP + c);
+      const uint4 v = *at;
+      w.x = finite_pair<H>(v.x, any);
+      w.y = finite_pair<H>(v.y, any);
+      w.z = finite_pair<H>(v.z, any);
+      w.w = finite_pair<H>(v.w, any);
+      if (any) // rare: the zeros written back
+        *at = w;
+    }
+    if (any)
+      atomicOr(bad + c / 8, 1);
+  }
+}
+
+template <typename T, typename H, int BN>
+__global__ void __launch_bounds__(THREADS, BN == 128 ? 3 : 4)
+    dense_mma_kernel(const dmma_params<T> p) {
+  typedef dmma_smem<T, H, BN> S;
+  constexpr int WN = BN / 2, NT = WN / 8; // a warp's columns and n8 tiles
+  constexpr int BPITCH = S::ROUNDED ? S::HP : S::RP;
+  extern __shared__ __align__(16) unsigned char smem[];
+  H *Bh = reinterpret_cast<H *>(smem + STAGES * (S::a_stage + S::b_stage));
+  int *bad = reinterpret_cast<int *>(smem + STAGES * (S::a_stage + S::b_stage) +
+                                     S::h_bytes);
+  const int lane = threadIdx.x & 31, warp = threadIdx.x >> 5, wm = warp & 1,
+            wn = warp >> 1;
+  const int64_t n0 = (int64_t)blockIdx.x * BN, m0 = (int64_t)blockIdx.y * BM,
+                kts = (p.k + BK - 1) / BK;
+  if (threadIdx.x < BN / 8)
+    bad[threadIdx.x] = 0;
+  const dmma_loads<T, H, BN> L(p, m0, n0);
+  float acc[2][NT][4];
+#pragma unroll
+  for (int i = 0; i < 2; i++)
+#pragma unroll
+    for (int j = 0; j < NT; j++)
+      acc[i][j][0] = acc[i][j][1] = acc[i][j][2] = acc[i][j][3] = 0.0f;
+#pragma unroll
+  for (int s = 0; s < STAGES - 1; s++) {
+    if (s < kts)
+      load_tile<T, H, BN>(p, L, smem, s, s);
+    cp_async_commit();
+  }
+  const unsigned sbase = (unsigned)__cvta_generic_to_shared(smem);
+  int slot = 0;
+  for (int64_t kt = 0; kt < kts; kt++) {
+    cp_async_wait<STAGES - 2>();
+    __syncthreads(); // tile kt has landed; every warp is done with the rounded
+                     // tile and slot kt - 1
+    take_tile<T, H, BN>(smem, slot, Bh, bad);
+    if (kt + STAGES - 1 < kts)
+      load_tile<T, H, BN>(p, L, smem, slot == 0 ? STAGES - 1 : slot - 1,
+                          kt + STAGES - 1);
+    cp_async_commit();
+    __syncthreads(); // tile kt is taken
+    const unsigned as = sbase + (unsigned)(slot * S::a_stage);
+    const unsigned bs =
+        S::ROUNDED
+            ? (unsigned)__cvta_generic_to_shared(Bh)
+            : sbase + (unsigned)(STAGES * S::a_stage + slot * S::b_stage);
+#pragma unroll
+    for (int ks = 0; ks < BK / 16; ks++) {
+      uint32_t a[2][4];
+#pragma unroll
+      for (int i = 0; i < 2; i++)
+        ldmatrix_x4(a[i],
+                    as + (unsigned)(((wm * 32 + i * 16 + (lane & 15)) * APITCH +
+                                     ks * 16 + (lane >> 4) * 8) *
+                                    (int)sizeof(H)));
+#pragma unroll
+      for (int j = 0; j < NT / 2; j++) {
+        uint32_t b[4];
+        ldmatrix_x4_trans(b,
+                          bs + (unsigned)(((ks * 16 + (lane & 15)) * BPITCH +
+                                           wn * WN + j * 16 + (lane >> 4) * 8) *
+                                          (int)sizeof(H)));
+        const uint32_t lo[2] = {b[0], b[1]}, hi[2] = {b[2], b[3]};
+#pragma unroll
+        for (int i = 0; i < 2; i++) {
+          mma_16<H>(acc[i][2 * j], a[i], lo);
+          mma_16<H>(acc[i][2 * j + 1], a[i], hi);
+        }
+      }
+    }
+    slot = slot + 1 == STAGES ? 0 : slot + 1;
+  }
+  __syncthreads(); // bad is complete
+  // C; a column of the tile where B held a non-finite value is the sum of
+  // its row's terms from A's entries instead (operands rounded as above)
+  const int g = lane >> 2, q = lane & 3;
+#pragma unroll
+  for (int i = 0; i < 2; i++)
+#pragma unroll
+    for (int h = 0; h < 2; h++) {
+      const int64_t row = m0 + wm * 32 + i * 16 + g + 8 * h;
+      if (row >= p.m)
+        continue;
+      T *out = p.d.C + row * p.d.ldc;
+#pragma unroll
+      for (int j = 0; j < NT; j++) {
+        const int tc = wn * WN + j * 8 + 2 * q;
+        const int64_t col = n0 + tc;
+        float v[2] = {acc[i][j][2 * h], acc[i][j][2 * h + 1]};
+        if (bad[tc / 8]) {
+          for (int t = 0; t < 2; t++) {
+            if (col + t >= p.d.n)
+              continue;
+            float s = 0.0f;
+            for (int64_t e = p.rowptr[row]; e < p.rowptr[row + 1]; e++) {
+              const float a =
+                  to_acc(from_acc<H>(p.avals ? to_acc(p.avals[e]) : 1.0f));
+              s += a * to_acc(from_acc<H>(to_acc(
+                           p.d.B[(int64_t)p.colidx[e] * p.d.ldb + col + t])));
+            }
+            v[t] = s;
+          }
+        }
+        if (p.d.c_vec && col + 1 < p.d.n) { // the two columns in one store
+                                            // (rows on 16 bytes, col even)
+          typedef
+              typename std::conditional<sizeof(T) == 4, uint2, uint32_t>::type
+                  P2;
+          P2 raw = p.d.beta != 0.0f ? *reinterpret_cast<const P2 *>(out + col)
+                                    : P2{};
+          T *e = reinterpret_cast<T *>(&raw);
+#pragma unroll
+          for (int t = 0; t < 2; t++)
+            e[t] = from_acc<T>(p.d.beta != 0.0f
+                                   ? p.d.alpha * v[t] + p.d.beta * to_acc(e[t])
+                                   : p.d.alpha * v[t]);
+          *reinterpret_cast<P2 *>(out + col) = raw;
         } else {
-            uint4 *at = reinterpret_cast<uint4 *>(Bs + r * S::RP + c);
-            const uint4 v = *at;
-            w.x = finite_pair<H>(v.x, any);
-            w.y = finite_pair<H>(v.y, any);
-            w.z = finite_pair<H>(v.z, any);
-            w.w = finite_pair<H>(v.w, any);
-            if (any) // rare: the zeros written back
-                *at = w;
+#pragma unroll
+          for (int t = 0; t < 2; t++)
+            if (col + t < p.d.n)
+              out[col + t] = from_acc<T>(
+                  p.d.beta != 0.0f
+                      ? p.d.alpha * v[t] + p.d.beta * to_acc(out[col + t])
+                      : p.d.alpha * v[t]);
         }
-        if (any)
-            atomicOr(bad + c / 8, 1);
+      }
     }
 }
 
 template <typename T, typename H, int BN>
-__global__ void __launch_bounds__(THREADS, BN == 128 ? 3 : 4) dense_mma_kernel(const dmma_params<T> p)
-{
-    typedef dmma_smem<T, H, BN> S;
-    constexpr int WN = BN / 2, NT = WN / 8; // a warp's columns and n8 tiles
-    constexpr int BPITCH = S::ROUNDED ? S::HP : S::RP;
-    extern __shared__ __align__(16) unsigned char smem[];
-    H *Bh = reinterpret_cast<H *>(smem + STAGES * (S::a_stage + S::b_stage));
-    int *bad = reinterpret_cast<int *>(smem + STAGES * (S::a_stage + S::b_stage) + S::h_bytes);
-    const int lane = threadIdx.x & 31, warp = threadIdx.x >> 5, wm = warp & 1, wn = warp >> 1;
-    const int64_t n0 = (int64_t)blockIdx.x * BN, m0 = (int64_t)blockIdx.y * BM, kts = (p.k + BK - 1) / BK;
-    if (threadIdx.x < BN / 8)
-        bad[threadIdx.x] = 0;
-    const dmma_loads<T, H, BN> L(p, m0, n0);
-    float acc[2][NT][4];
-#pragma unroll
-    for (int i = 0; i < 2; i++)
-#pragma unroll
-        for (int j = 0; j < NT; j++)
-            acc[i][j][0] = acc[i][j][1] = acc[i][j][2] = acc[i][j][3] = 0.0f;
-#pragma unroll
-    for (int s = 0; s < STAGES - 1; s++) {
-        if (s < kts)
-            load_tile<T, H, BN>(p, L, smem, s, s);
-        cp_async_commit();
-    }
-    const unsigned sbase = (unsigned)__cvta_generic_to_shared(smem);
-    int slot = 0;
-    for (int64_t kt = 0; kt < kts; kt++) {
-        cp_async_wait<STAGES - 2>();
-        __syncthreads(); // tile kt has landed; every warp is done with the rounded tile and slot kt - 1
-        take_tile<T, H, BN>(smem, slot, Bh, bad);
-        if (kt + STAGES - 1 < kts)
-            load_tile<T, H, BN>(p, L, smem, slot == 0 ? STAGES - 1 : slot - 1, kt + STAGES - 1);
-        cp_async_commit();
-        __syncthreads(); // tile kt is taken
-        const unsigned as = sbase + (unsigned)(slot * S::a_stage);
-        const unsigned bs = S::ROUNDED ? (unsigned)__cvta_generic_to_shared(Bh)
-                                       : sbase + (unsigned)(STAGES * S::a_stage + slot * S::b_stage);
-#pragma unroll
-        for (int ks = 0; ks < BK / 16; ks++) {
-            uint32_t a[2][4];
-#pragma unroll
-            for (int i = 0; i < 2; i++)
-                ldmatrix_x4(a[i], as + (unsigned)(((wm * 32 + i * 16 + (lane & 15)) * APITCH + ks * 16 + (lane >> 4) * 8) *
-                                                  (int)sizeof(H)));
-#pragma unroll
-            for (int j = 0; j < NT / 2; j++) {
-                uint32_t b[4];
-                ldmatrix_x4_trans(b, bs + (unsigned)(((ks * 16 + (lane & 15)) * BPITCH + wn * WN + j * 16 +
-                                                      (lane >> 4) * 8) *
-                                                     (int)sizeof(H)));
-                const uint32_t lo[2] = {b[0], b[1]}, hi[2] = {b[2], b[3]};
-#pragma unroll
-                for (int i = 0; i < 2; i++) {
-                    mma_16<H>(acc[i][2 * j], a[i], lo);
-                    mma_16<H>(acc[i][2 * j + 1], a[i], hi);
-                }
-            }
-        }
-        slot = slot + 1 == STAGES ? 0 : slot + 1;
-    }
-    __syncthreads(); // bad is complete
-    // C; a column of the tile where B held a non-finite value is the sum of
-    // its row's terms from A's entries instead (operands rounded as above)
-    const int g = lane >> 2, q = lane & 3;
-#pragma unroll
-    for (int i = 0; i < 2; i++)
-#pragma unroll
-        for (int h = 0; h < 2; h++) {
-            const int64_t row = m0 + wm * 32 + i * 16 + g + 8 * h;
-            if (row >= p.m)
-                continue;
-            T *out = p.C + row * p.ldc;
-#pragma unroll
-            for (int j = 0; j < NT; j++) {
-                const int tc = wn * WN + j * 8 + 2 * q;
-                const int64_t col = n0 + tc;
-                float v[2] = {acc[i][j][2 * h], acc[i][j][2 * h + 1]};
-                if (bad[tc / 8]) {
-                    for (int t = 0; t < 2; t++) {
-                        if (col + t >= p.n)
-                            continue;
-                        float s = 0.0f;
-                        for (int64_t e = p.rowptr[row]; e < p.rowptr[row + 1]; e++) {
-                            const float a = to_acc(from_acc<H>(p.avals ? to_acc(p.avals[e]) : 1.0f));
-                            s += a * to_acc(from_acc<H>(to_acc(p.B[(int64_t)p.colidx[e] * p.ldb + col + t])));
-                        }
-                        v[t] = s;
-                    }
-                }
-                if (p.c_vec && col + 1 < p.n) { // the two columns in one store (rows on 16 bytes, col even)
-                    typedef typename std::conditional<sizeof(T) == 4, uint2, uint32_t>::type P2;
-                    P2 raw = p.beta != 0.0f ? *reinterpret_cast<const P2 *>(out + col) : P2{};
-                    T *e = reinterpret_cast<T *>(&raw);
-#pragma unroll
-                    for (int t = 0; t < 2; t++)
-                        e[t] = from_acc<T>(p.beta != 0.0f ? p.alpha * v[t] + p.beta * to_acc(e[t]) : p.alpha * v[t]);
-                    *reinterpret_cast<P2 *>(out + col) = raw;
-                } else {
-#pragma unroll
-                    for (int t = 0; t < 2; t++)
-                        if (col + t < p.n)
-                            out[col + t] = from_acc<T>(p.beta != 0.0f ? p.alpha * v[t] + p.beta * to_acc(out[col + t])
-                                                                      : p.alpha * v[t]);
-                }
-            }
-        }
-}
-
-template <typename T, typename H, int BN>
-cudaError_t launch_bn(const dmma_params<T> &p, cudaStream_t st)
-{
-    const dim3 grid((unsigned)((p.n + BN - 1) / BN), (unsigned)((p.m + BM - 1) / BM));
-    return launch_dynamic_smem<dense_mma_kernel<T, H, BN>>(grid, THREADS, dmma_smem<T, H, BN>::bytes, st, p);
+cudaError_t launch_bn(const dmma_params<T> &p, cudaStream_t st) {
+  const dim3 grid((unsigned)((p.d.n + BN - 1) / BN),
+                  (unsigned)((p.m + BM - 1) / BM));
+  return launch_dynamic_smem<dense_mma_kernel<T, H, BN>>(
+      grid, THREADS, dmma_smem<T, H, BN>::bytes, st, p);
 }
 
 template <typename T, typename H>
-cudaError_t launch_t(const spx_cuda_csr *A, const spx_cuda_densified *D, const spx_cuda_dense_args *d, int64_t k,
-                     int64_t sms)
-{
-    dmma_params<T> p;
-    p.A = D->vals;
-    p.lda = D->ld;
-    p.B = static_cast<const T *>(d->B);
-    p.ldb = d->ldb;
-    p.C = static_cast<T *>(d->C);
-    p.ldc = d->ldc;
-    p.m = A->rows;
-    p.n = d->n;
-    p.k = k;
-    p.alpha = (float)d->alpha;
-    p.beta = (float)d->beta;
-    p.c_vec = d->c_vec != 0;
-    p.rowptr = A->rowptr;
-    p.colidx = A->colidx;
-    p.avals = static_cast<const T *>(A->vals);
-    // the widest tiles that still give every SM two blocks (8 warps), else the narrowest
-    const int64_t rows = (p.m + BM - 1) / BM;
-    if (rows * ((p.n + 127) / 128) >= 2 * sms)
-        return launch_bn<T, H, 128>(p, d->stream);
-    if (rows * ((p.n + 63) / 64) >= 2 * sms)
-        return launch_bn<T, H, 64>(p, d->stream);
-    return launch_bn<T, H, 32>(p, d->stream);
+cudaError_t launch_t(const spx_cuda_csr *A, const spx_cuda_densified *D,
+                     const spx_cuda_dense_args *d, int64_t k, int64_t sms) {
+  dmma_params<T> p;
+  p.A = D->vals;
+  p.lda = D->ld;
+  p.m = A->rows;
+  p.k = k;
+  p.d = dense_ops_from<T>(d);
+  p.rowptr = A->rowptr;
+  p.colidx = A->colidx;
+  p.avals = static_cast<const T *>(A->vals);
+  // the widest tiles that still give every SM two blocks (8 warps), else the
+  // narrowest
+  const int64_t rows = (p.m + BM - 1) / BM;
+  if (rows * ((p.d.n + 127) / 128) >= 2 * sms)
+    return launch_bn<T, H, 128>(p, d->stream);
+  if (rows * ((p.d.n + 63) / 64) >= 2 * sms)
+    return launch_bn<T, H, 64>(p, d->stream);
+  return launch_bn<T, H, 32>(p, d->stream);
 }
 
 } // namespace
 
-extern "C" bool spx__cuda_dense_mma_fits(const spx_cuda_densified *D, const spx_cuda_dense_args *d, int64_t m)
-{
-    const bool types = (D->type == SPX_BF16 || D->type == SPX_F16) &&
-                       (d->dtype == SPX_F32 || d->dtype == D->type);
-    return types && d->vec > 1 && (m + BM - 1) / BM <= 65535 && (d->n + 31) / 32 <= 0x7fffffff;
+extern "C" bool spx__cuda_dense_mma_fits(const spx_cuda_densified *D,
+                                         const spx_cuda_dense_args *d,
+                                         int64_t m) {
+  const bool types = (D->type == SPX_BF16 || D->type == SPX_F16) &&
+                     (d->dtype == SPX_F32 || d->dtype == D->type);
+  return types && d->vec > 1 && (m + BM - 1) / BM <= 65535 &&
+         (d->n + 31) / 32 <= 0x7fffffff;
 }
 
-extern "C" cudaError_t spx__cuda_dense_mma(const spx_cuda_csr *A, const spx_cuda_densified *D,
-                                           const spx_cuda_dense_args *d, int64_t k, int64_t sms)
-{
-    if (A->rows == 0 || d->n == 0)
-        return cudaSuccess;
-    if (!spx__cuda_dense_mma_fits(D, d, A->rows))
-        return cudaErrorInvalidValue;
-    switch (d->dtype) {
-    case SPX_F32: return D->type == SPX_BF16 ? launch_t<float, __nv_bfloat16>(A, D, d, k, sms)
-                                             : launch_t<float, __half>(A, D, d, k, sms);
-    case SPX_BF16: return launch_t<__nv_bfloat16, __nv_bfloat16>(A, D, d, k, sms);
-    case SPX_F16: return launch_t<__half, __half>(A, D, d, k, sms);
-    default: return cudaErrorInvalidValue;
-    }
+extern "C" cudaError_t spx__cuda_dense_mma(const spx_cuda_csr *A,
+                                           const spx_cuda_densified *D,
+                                           const spx_cuda_dense_args *d,
+                                           int64_t k, int64_t sms) {
+  if (A->rows == 0 || d->n == 0)
+    return cudaSuccess;
+  if (!spx__cuda_dense_mma_fits(D, d, A->rows))
+    return cudaErrorInvalidValue;
+  switch (d->dtype) {
+  case SPX_F32:
+    return D->type == SPX_BF16 ? launch_t<float, __nv_bfloat16>(A, D, d, k, sms)
+                               : launch_t<float, __half>(A, D, d, k, sms);
+  case SPX_BF16:
+    return launch_t<__nv_bfloat16, __nv_bfloat16>(A, D, d, k, sms);
+  case SPX_F16:
+    return launch_t<__half, __half>(A, D, d, k, sms);
+  default:
+    return cudaErrorInvalidValue;
+  }
 }
