@@ -485,17 +485,16 @@ spx_status spx__plan_prepare_dense(spx_ctx *ctx, cuda_plan *P, const spx_matrix 
                              ? "B in place when beta = 0 (then the columns where B holds Inf or NaN computed again "
                                "from A's rows), else on a copy of B"
                              : "a copy of B in the GEMM's type";
+    char gemm[512];
     if (P->dense_mma)
-        snprintf(why, whylen,
-                 "op(A) written out densely (%.1f MB, %.1f%% of its cells hold entries), %s GEMM by spx's own kernel "
-                 "in one launch: B read in place, rounded in shared memory, the columns where it holds Inf or NaN "
-                 "computed again from A's rows (where B's rows do not start on 16 bytes: cuBLASLt on %s)",
-                 (double)bytes / 1e6, cells > 0 ? 100.0 * (double)P->csr.nnz / cells : 0.0, dense_gemm_name(P),
+        snprintf(gemm, sizeof gemm,
+                 "spx's own kernel in one launch: B read in place, rounded in shared memory, the columns where it "
+                 "holds Inf or NaN computed again from A's rows (where B's rows do not start on 16 bytes: cuBLASLt "
+                 "on %s)",
                  b_read);
     else
-        snprintf(why, whylen,
-                 "op(A) written out densely (%.1f MB, %.1f%% of its cells hold entries), %s GEMM by cuBLASLt on %s",
-                 (double)bytes / 1e6, cells > 0 ? 100.0 * (double)P->csr.nnz / cells : 0.0, dense_gemm_name(P),
-                 b_read);
+        snprintf(gemm, sizeof gemm, "cuBLASLt on %s", b_read);
+    snprintf(why, whylen, "op(A) written out densely (%.1f MB, %.1f%% of its cells hold entries), %s GEMM by %s",
+             (double)bytes / 1e6, cells > 0 ? 100.0 * (double)P->csr.nnz / cells : 0.0, dense_gemm_name(P), gemm);
     return SPX_OK;
 }
