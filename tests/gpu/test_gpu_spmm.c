@@ -357,13 +357,15 @@ static void whole_rows_shapes(void)
 }
 
 /* AUTO on f16 and bf16 data (dense_pays and tiled_pays in the CUDA plan): a
- * pruned 512 x 512 layer at 90 % sparsity takes TILED at N = 1024 (8 x 16
- * blocks of 64 rows x 64 columns; all of k in 64 KB) and the dense path at
- * N = 4096 (nnz x N = 1.1e8 is past the work where TILED keeps up with it); a
- * 512 x 2048 one at N = 256, where TILED would need chunks of k at this
- * density, takes the dense path from nnz x N = 2.7e7; a 2048 x 512 one at
- * 98 % sparsity takes it at N = 4096 (16-bit GEMMs from 1/64 of the cells).
- * Every plan's result is checked too. */
+ * pruned 512 x 512 layer at 97 % sparsity takes TILED at N = 1024 (8 x 16
+ * blocks of 64 rows x 64 columns; all of k in 64 KB; too sparse for the own
+ * GEMM's 1/25 of the cells, too little work for cuBLASLt's); at 90 % it
+ * takes the dense path with spx's own GEMM at N = 1024 (2 m k N = 5.4e8), as
+ * does a 512 x 128 one at N = 1024 (nnz x N = 6.7e6), and cuBLASLt's at N =
+ * 4096 (past the own GEMM's flops); a 512 x 2048 one at N = 256, where TILED
+ * would need chunks of k at this density, takes the dense path from nnz x N
+ * = 2.7e7; a 2048 x 512 one at 98 % sparsity takes it at N = 4096 (16-bit
+ * GEMMs from 1/64 of the cells). Every plan's result is checked too. */
 static void auto_16bit_shapes(void)
 {
     static const spx_dtype types16[] = {SPX_F16, SPX_BF16};
@@ -371,8 +373,10 @@ static void auto_16bit_shapes(void)
         int64_t m, k, n;
         double sparsity;
         const char *says;
-    } cases[] = {{512, 512, 1024, 0.9, "all of B's column tile in shared memory"},
-                 {512, 512, 4096, 0.9, "written out densely"},
+    } cases[] = {{512, 512, 1024, 0.97, "all of B's column tile in shared memory"},
+                 {512, 512, 1024, 0.9, "spx's own kernel in one launch"},
+                 {512, 128, 1024, 0.9, "spx's own kernel in one launch"},
+                 {512, 512, 4096, 0.9, "GEMM by cuBLASLt"},
                  {512, 2048, 256, 0.9, "written out densely"},
                  {2048, 512, 4096, 0.98, "written out densely"}};
     spx_device_info di;

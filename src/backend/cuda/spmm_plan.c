@@ -846,7 +846,14 @@ static int block_rows_pay(spx_ctx *ctx, const cuda_plan *P, char *why, size_t wh
  * bf16 data, where TILED would run instead (`tiled`), the least work is
  * DENSE_MIN_WORK_16_OVER_TILED: TILED on 16-bit values keeps up with the
  * dense path's fixed cost (about 14 us with beta = 0, B read in place) to
- * about there. Measured on DLMC layers
+ * about there. Where spx's own GEMM runs the product (small, 16-bit
+ * operands) that fixed cost is one launch, and its time grows with k, which
+ * each block walks (H200, bf16: 7-8 us at k = 128, 11-12 us at k = 512, at
+ * N = 256-4096), while the sparse kernels' grows with nnz x N (about 1 us
+ * per 2.5e6): the least work is then DENSE_MIN_WORK_OWN_GEMM_PER_K x k and
+ * the share DENSE_SHARE_OWN_GEMM. On DLMC layers of 64-512 rows it took
+ * 7-11 us where AUTO's sparse kernels had taken 9-19, and lost at 2 % of the
+ * cells and at k = 512 with nnz x N = 6.7e6 (10.8 us against 8.6). Measured on DLMC layers
  * (docs/PERFORMANCE.md): f32 data on an H100, bf16 and f16 data on an H200;
  * f64 takes it only when forced. */
 static bool dense_on_tensor_cores(const cuda_plan *P)
@@ -866,19 +873,22 @@ static int64_t dense_share(const cuda_plan *P)
 static bool dense_pays(spx_ctx *ctx, const cuda_plan *P, bool tiled, char *why, size_t whylen)
 {
     const bool data16 = P->dtype == SPX_F16 || P->dtype == SPX_BF16;
+    /* B's rows start on 16 bytes where ldb = N (the plan cannot know ldb) */
+    const bool own = spx__plan_dense_mma_pays(P) && P->n * (int64_t)spx_dtype_size(P->dtype) % 16 == 0;
     const double cells = (double)P->m * (double)P->k,
-                 min_work = data16 && tiled              ? DENSE_MIN_WORK_16_OVER_TILED
+                 min_work = own                          ? DENSE_MIN_WORK_OWN_GEMM_PER_K * (double)P->k
+                            : data16 && tiled            ? DENSE_MIN_WORK_16_OVER_TILED
                             : dense_on_tensor_cores(P) ? DENSE_MIN_WORK_TC
                                                        : DENSE_MIN_WORK_F32;
-    const int64_t share = dense_share(P);
+    const int64_t share = own ? DENSE_SHARE_OWN_GEMM : dense_share(P);
     if (!share || P->n < DENSE_MIN_N || cells == 0 || (double)P->csr.nnz * (double)share < cells ||
         (double)P->csr.nnz * (double)P->n < min_work ||
         spx__plan_dense_bytes(P) > spx__cuda(ctx)->info.global_mem_bytes / 8)
         return false;
-    snprintf(why, whylen, "chosen because A holds %.1f%% of its cells (at least 1/%lld: a dense GEMM at this precision "
-                          "then beats the sparse kernels), N >= %d and nnz x N = %.3g >= %.3g",
-             100.0 * (double)P->csr.nnz / cells, (long long)share, DENSE_MIN_N, (double)P->csr.nnz * (double)P->n,
-             min_work);
+    snprintf(why, whylen, "chosen because A holds %.1f%% of its cells (at least 1/%lld: a dense GEMM at this precision, "
+                          "%s, then beats the sparse kernels), N >= %d and nnz x N = %.3g >= %.3g",
+             100.0 * (double)P->csr.nnz / cells, (long long)share, own ? "spx's own in one launch" : "cuBLASLt's",
+             DENSE_MIN_N, (double)P->csr.nnz * (double)P->n, min_work);
     return true;
 }
 

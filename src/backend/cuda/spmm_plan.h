@@ -48,6 +48,9 @@
 #define DENSE_MIN_WORK_F32 5e7
 #define DENSE_MIN_WORK_TC 2.5e7
 #define DENSE_MIN_WORK_16_OVER_TILED 4e7 /* f16 and bf16 data where TILED would run instead */
+/* ... and where spx's own GEMM runs it in one launch (the least work per row of k) */
+#define DENSE_SHARE_OWN_GEMM 25
+#define DENSE_MIN_WORK_OWN_GEMM_PER_K 2.4e4
 /* TILED in AUTO (tiled_pays in spmm_plan.c): the least N and shares of A's cells */
 #define TILED_MIN_N 256
 #define TILED_MIN_DENSITY 0.015
@@ -147,5 +150,8 @@ spx_dtype spx__plan_operand_type(const cuda_plan *P);
 bool spx__plan_dense_in_place(spx_ctx *ctx, const cuda_plan *P);
 /* Bytes of the dense path's copy of op(A). */
 int64_t spx__plan_dense_bytes(const cuda_plan *P);
+/* Whether the dense path's GEMM is spx's own (spmm_dense_mma.cu), where B's
+ * rows start on 16 bytes: 16-bit operands and a small product. */
+bool spx__plan_dense_mma_pays(const cuda_plan *P);
 
 #endif

@@ -427,7 +427,7 @@ bool spx__plan_dense_in_place(spx_ctx *ctx, const cuda_plan *P)
 #define DENSE_MMA_MAX_FLOPS 6e8
 #define DENSE_MMA_MAX_K 512
 
-static bool dense_mma_pays(const cuda_plan *P)
+bool spx__plan_dense_mma_pays(const cuda_plan *P)
 {
     const spx_dtype t = spx__plan_operand_type(P);
     return (t == SPX_BF16 || t == SPX_F16) && P->k <= DENSE_MMA_MAX_K &&
@@ -469,7 +469,7 @@ spx_status spx__plan_prepare_dense(spx_ctx *ctx, cuda_plan *P, const spx_matrix 
                          (double)bytes / 1e6);
     P->dense.type = spx__plan_operand_type(P);
     P->dense.ld = ld;
-    P->dense_mma = dense_mma_pays(P);
+    P->dense_mma = spx__plan_dense_mma_pays(P);
     spx_status s;
     if ((s = spx__cuda_gemm_start(ctx)) || /* cuBLASLt starts up here, not in the first run */
         (s = spx__plan_alloc(ctx, P, &P->dense.vals, (size_t)(bytes > 0 ? bytes : 1), "dense copy of A")) ||
