@@ -34,24 +34,17 @@ namespace {
 constexpr int BK = 32, STAGES = 3,
               APITCH = BK + 8; // APITCH: ldmatrix rows in distinct banks
 
-// A block's BM x BN tile of C and its WM x WN warps, each computing MT x NT
+// A block's 64 x BN tile of C and its 2 x 2 warps, each computing MT x NT
 // mma tiles (16 x 8) of it. MIN_BLOCKS an SM leaves a thread its
 // accumulators and about 96 registers more.
-template <int BM_, int BN_, int WM_, int WN_> struct tile {
-  static constexpr int BM = BM_, BN = BN_, WM = WM_, WN = WN_,
+template <int BN_> struct tile {
+  static constexpr int BM = 64, BN = BN_, WM = 2, WN = 2,
                        THREADS = 32 * WM * WN, MT = BM / WM / 16,
-                       NT = BN / WN / 8;
-  static constexpr int MIN_BLOCKS = 65536 / (THREADS * (MT * NT * 4 + 96)) > 0
-                                        ? 65536 / (THREADS * (MT * NT * 4 + 96))
-                                        : 1;
-  static_assert(MT * WM * 16 == BM && NT * WN * 8 == BN && NT % 2 == 0 &&
-                    BN / 8 <= THREADS && BN <= 256,
-                "whole mma tiles, B's columns in pairs of n8 tiles, a bit a "
-                "column group");
+                       NT = BN / WN / 8,
+                       MIN_BLOCKS = 65536 / (THREADS * (MT * NT * 4 + 96));
+  static_assert(NT % 2 == 0 && BN <= 256,
+                "B's columns in pairs of n8 tiles, a bit a column group");
 };
-
-// The tiles launched: 64 rows, four warps of 32 x BN/2.
-template <int BN> using tile64 = tile<64, BN, 2, 2>;
 
 template <typename T> struct dmma_params {
   const void *A; // op(A) densely (the operands' type), m x lda, rows on 16
@@ -392,10 +385,10 @@ cudaError_t launch_t(const spx_cuda_csr *A, const spx_cuda_densified *D,
   // narrowest
   const int64_t rows = (p.m + 63) / 64;
   if (rows * ((p.d.n + 127) / 128) >= 2 * sms)
-    return launch_tile<T, H, tile64<128>>(p, d->stream);
+    return launch_tile<T, H, tile<128>>(p, d->stream);
   if (rows * ((p.d.n + 63) / 64) >= 2 * sms)
-    return launch_tile<T, H, tile64<64>>(p, d->stream);
-  return launch_tile<T, H, tile64<32>>(p, d->stream);
+    return launch_tile<T, H, tile<64>>(p, d->stream);
+  return launch_tile<T, H, tile<32>>(p, d->stream);
 }
 
 } // namespace
