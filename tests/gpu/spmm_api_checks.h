@@ -294,6 +294,9 @@ static void check_nonfinite_b(void)
     /* small enough for the dense path's own GEMM with 16-bit operands: k = 203
      * ends inside a 16-byte piece of A's rows, m, k and N inside its tiles */
     nonfinite_shape(300, 203, 101, false);
+    /* the own GEMM's longest k: 1100 in 18 steps of 64 (16-bit B) or 35 of 32
+     * (f32 B), the last one ending inside a 16-byte piece of A's rows */
+    nonfinite_shape(70, 1100, 200, false);
 }
 
 /* The dense path's own GEMM (one launch) takes the small products of 16-bit
@@ -312,7 +315,9 @@ static void check_dense_own_gemm(void)
         {300, 203, 101, SPX_BF16, SPX_PRECISION_EXACT, true},
         {300, 203, 101, SPX_F32, SPX_PRECISION_TF32, false},
         {300, 203, 101, SPX_F32, SPX_PRECISION_EXACT, false},
-        {64, 1024, 100, SPX_BF16, SPX_PRECISION_EXACT, false},   /* k past its bound */
+        {64, 1024, 100, SPX_BF16, SPX_PRECISION_EXACT, true},    /* 16-bit B: k up to 1152 */
+        {64, 1024, 100, SPX_F32, SPX_PRECISION_BF16, false},     /* f32 B, rounded: k up to 512 */
+        {64, 2048, 100, SPX_BF16, SPX_PRECISION_EXACT, false},   /* k past its bound */
         {2048, 512, 4096, SPX_BF16, SPX_PRECISION_EXACT, false}, /* a product cuBLASLt runs faster */
     };
     if (!g_cuda)

@@ -853,7 +853,9 @@ static int block_rows_pay(spx_ctx *ctx, const cuda_plan *P, char *why, size_t wh
  * per 2.5e6): the least work is then DENSE_MIN_WORK_OWN_GEMM_PER_K x k and
  * the share DENSE_SHARE_OWN_GEMM. On DLMC layers of 64-512 rows it took
  * 7-11 us where AUTO's sparse kernels had taken 9-19, and lost at 2 % of the
- * cells and at k = 512 with nnz x N = 6.7e6 (10.8 us against 8.6). Measured on DLMC layers
+ * cells and at k = 512 with nnz x N = 6.7e6 (10.8 us against 8.6); with k
+ * up to 1152 for 16-bit data, the 128 x 1152 layers at N = 4096 took 15.5 us
+ * where cuBLASLt's route had taken 15-18. Measured on DLMC layers
  * (docs/PERFORMANCE.md): f32 data on an H100, bf16 and f16 data on an H200;
  * f64 takes it only when forced. */
 static bool dense_on_tensor_cores(const cuda_plan *P)

@@ -420,18 +420,26 @@ bool spx__plan_dense_in_place(spx_ctx *ctx, const cuda_plan *P)
 
 /* The dense path's own GEMM (spmm_dense_mma.cu) runs 16-bit operands in one
  * launch where cuBLASLt's route, bound by its launches and cuBLASLt's host
- * work, took 12-28 us (H200): at most DENSE_MMA_MAX_FLOPS, and k of at most
- * DENSE_MMA_MAX_K, since each of its blocks walks k one tile after another
- * (k = 1152 with 64 blocks: 18 us where cuBLASLt took 12-17). Larger
- * products run at a third of cuBLASLt's rate there. */
-#define DENSE_MMA_MAX_FLOPS 6e8
-#define DENSE_MMA_MAX_K 512
+ * work, took 12-28 us (H200). Each of its blocks walks all of k, so its time
+ * grows with k (kernel times, bf16 data, N = 1024: 6.8 us at 512 x 512, 8.2
+ * us at 128 x 1152, 17 us at 512 x 2048, 35 us at 512 x 4608, where
+ * cuBLASLt's GEMM alone took 3.6-10 us); larger products run at a third of
+ * cuBLASLt's rate. So it takes products of at most DENSE_MMA_MAX_FLOPS and
+ * k of at most DENSE_MMA_MAX_K; f32 data, whose blocks also round B's tiles
+ * (10-40 % slower), at most the _ROUNDED bounds: at 128 x 1152 x 4096 it took
+ * 26 us where cuBLASLt's route took 19-21. */
+#define DENSE_MMA_MAX_FLOPS 1.3e9
+#define DENSE_MMA_MAX_K 1152
+#define DENSE_MMA_MAX_FLOPS_ROUNDED 6e8
+#define DENSE_MMA_MAX_K_ROUNDED 512
 
 bool spx__plan_dense_mma_pays(const cuda_plan *P)
 {
     const spx_dtype t = spx__plan_operand_type(P);
-    return (t == SPX_BF16 || t == SPX_F16) && P->k <= DENSE_MMA_MAX_K &&
-           2.0 * (double)P->m * (double)P->k * (double)P->n <= DENSE_MMA_MAX_FLOPS;
+    const bool rounded = P->dtype != t;
+    return (t == SPX_BF16 || t == SPX_F16) && P->k <= (rounded ? DENSE_MMA_MAX_K_ROUNDED : DENSE_MMA_MAX_K) &&
+           2.0 * (double)P->m * (double)P->k * (double)P->n <=
+               (rounded ? DENSE_MMA_MAX_FLOPS_ROUNDED : DENSE_MMA_MAX_FLOPS);
 }
 
 static int64_t dense_ld(const cuda_plan *P) { return spx__cuda_row16(P->k, spx__plan_operand_type(P)); }
