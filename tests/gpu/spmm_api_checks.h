@@ -294,8 +294,9 @@ static void check_nonfinite_b(void)
     /* small enough for the dense path's own GEMM with 16-bit operands: k = 203
      * ends inside a 16-byte piece of A's rows, m, k and N inside its tiles */
     nonfinite_shape(300, 203, 101, false);
-    /* the own GEMM's longest k: 1100 in 18 steps of 64 (16-bit B) or 35 of 32
-     * (f32 B), the last one ending inside a 16-byte piece of A's rows */
+    /* the own GEMM's longest k for 16-bit data: 1100 in 18 steps of 64, the
+     * last one ending inside a 16-byte piece of A's rows (f32 data takes
+     * cuBLASLt there) */
     nonfinite_shape(70, 1100, 200, false);
 }
 

@@ -426,7 +426,7 @@ bool spx__plan_dense_in_place(spx_ctx *ctx, const cuda_plan *P)
  * cuBLASLt's GEMM alone took 3.6-10 us); larger products run at a third of
  * cuBLASLt's rate. So it takes products of at most DENSE_MMA_MAX_FLOPS and
  * k of at most DENSE_MMA_MAX_K; f32 data, whose blocks also round B's tiles
- * (10-40 % slower), at most the _ROUNDED bounds: at 128 x 1152 x 4096 it took
+ * (10-75 % slower), at most the _ROUNDED bounds: at 128 x 1152 x 4096 it took
  * 26 us where cuBLASLt's route took 19-21. */
 #define DENSE_MMA_MAX_FLOPS 1.3e9
 #define DENSE_MMA_MAX_K 1152
