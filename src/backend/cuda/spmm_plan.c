@@ -855,7 +855,12 @@ static int block_rows_pay(spx_ctx *ctx, const cuda_plan *P, char *why, size_t wh
  * 7-11 us where AUTO's sparse kernels had taken 9-19, and lost at 2 % of the
  * cells and at k = 512 with nnz x N = 6.7e6 (10.8 us against 8.6); with k
  * up to 1152 for 16-bit data, the 128 x 1152 layers at N = 4096 took 15.5 us
- * where cuBLASLt's route had taken 15-18. Measured on DLMC layers
+ * where cuBLASLt's route had taken 15-18. Its kernel then got faster for
+ * 16-bit B (6.8 us at 512 x 512 x 1024, 8.2 at 128 x 1152 x 1024), so that
+ * with nnz x N from 8e3 x k the eight DLMC products that asked for 8e3-2.4e4
+ * x k took 5.7-11.9 us where the sparse kernels took 7.2-16.6 (bf16 data);
+ * f32 data, which it also rounds, still lost there (the 512 x 512 layer at
+ * N = 256: 10.3 us against 8.8) and keeps 2.4e4 x k. Measured on DLMC layers
  * (docs/PERFORMANCE.md): f32 data on an H100, bf16 and f16 data on an H200;
  * f64 takes it only when forced. */
 static bool dense_on_tensor_cores(const cuda_plan *P)
@@ -878,7 +883,8 @@ static bool dense_pays(spx_ctx *ctx, const cuda_plan *P, bool tiled, char *why, 
     /* B's rows start on 16 bytes where ldb = N (the plan cannot know ldb) */
     const bool own = spx__plan_dense_mma_pays(P) && P->n * (int64_t)spx_dtype_size(P->dtype) % 16 == 0;
     const double cells = (double)P->m * (double)P->k,
-                 min_work = own                          ? DENSE_MIN_WORK_OWN_GEMM_PER_K * (double)P->k
+                 min_work = own && data16                ? DENSE_MIN_WORK_OWN_GEMM_PER_K * (double)P->k
+                            : own                        ? DENSE_MIN_WORK_OWN_GEMM_ROUNDED_PER_K * (double)P->k
                             : data16 && tiled            ? DENSE_MIN_WORK_16_OVER_TILED
                             : dense_on_tensor_cores(P) ? DENSE_MIN_WORK_TC
                                                        : DENSE_MIN_WORK_F32;

@@ -48,9 +48,11 @@
 #define DENSE_MIN_WORK_F32 5e7
 #define DENSE_MIN_WORK_TC 2.5e7
 #define DENSE_MIN_WORK_16_OVER_TILED 4e7 /* f16 and bf16 data where TILED would run instead */
-/* ... and where spx's own GEMM runs it in one launch (the least work per row of k) */
+/* ... and where spx's own GEMM runs it in one launch (the least work per row of k:
+ * 16-bit data, and f32 data whose blocks also round B) */
 #define DENSE_SHARE_OWN_GEMM 25
-#define DENSE_MIN_WORK_OWN_GEMM_PER_K 2.4e4
+#define DENSE_MIN_WORK_OWN_GEMM_PER_K 8e3
+#define DENSE_MIN_WORK_OWN_GEMM_ROUNDED_PER_K 2.4e4
 /* TILED in AUTO (tiled_pays in spmm_plan.c): the least N and shares of A's cells */
 #define TILED_MIN_N 256
 #define TILED_MIN_DENSITY 0.015
