@@ -231,7 +231,7 @@ cudaError_t spx__cuda_dense_fix_in_place(const spx_cuda_csr *A, int32_t *bad, in
 
 /* The dense path's own GEMM (spmm_dense_mma.cu): C = alpha * D * B + beta *
  * C in one launch, D the densified op(A) in f16 or bf16 (A its CSR, for the
- * columns where B holds values that are not finite as D's type), B k x n.
+ * elements whose sum is not finite: B's Inf and NaN make them so), B k x n.
  * fits: whether it takes these operands (D 16-bit, the data D's type or f32,
  * B's rows on 16 bytes); sms picks the tile width. */
 bool spx__cuda_dense_mma_fits(const spx_cuda_densified *D, const spx_cuda_dense_args *d, int64_t m);

@@ -11,7 +11,8 @@
 // column chunks that hold a non-finite value and computes the marked columns
 // of C again from A's rows (with beta = 0, C held nothing the GEMM overwrote).
 // Small products of 16-bit operands skip all this: spmm_dense_mma.cu's GEMM
-// takes B's non-finite values apart itself.
+// multiplies B as it is and computes again the elements whose sum is not
+// finite.
 #include "backend/cuda/device_types.cuh"
 
 #include <cooperative_groups.h>

@@ -496,9 +496,9 @@ spx_status spx__plan_prepare_dense(spx_ctx *ctx, cuda_plan *P, const spx_matrix 
     char gemm[512];
     if (P->dense_mma)
         snprintf(gemm, sizeof gemm,
-                 "spx's own kernel in one launch: B read in place, rounded in shared memory, the columns where it "
-                 "holds Inf or NaN computed again from A's rows (where B's rows do not start on 16 bytes: cuBLASLt "
-                 "on %s)",
+                 "spx's own kernel in one launch: B read in place (f32 B rounded in shared memory), the elements "
+                 "whose sum is not finite computed again from A's rows (where B's rows do not start on 16 bytes: "
+                 "cuBLASLt on %s)",
                  b_read);
     else
         snprintf(gemm, sizeof gemm, "cuBLASLt on %s", b_read);
