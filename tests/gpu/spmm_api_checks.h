@@ -298,31 +298,54 @@ static void check_nonfinite_b(void)
      * last one ending inside a 16-byte piece of A's rows (f32 data takes
      * cuBLASLt there) */
     nonfinite_shape(70, 1100, 200, false);
+    /* with wgmma (compute capability 9.0), 16-bit data: k = 3001 in 47 steps,
+     * past mma.sync's bound; 128 x 128 tiles (132 SMs), k in 2 steps */
+    nonfinite_shape(60, 3001, 130, false);
+    nonfinite_shape(1900, 70, 1000, false);
+}
+
+/* Whether the dense path's own GEMM runs 16-bit data on wgmma here: a device
+ * of compute capability 9.0 and a build with its sm_90a code. */
+static bool own_gemm_on_wgmma(void)
+{
+    spx_device_info di;
+#ifdef SPX_HAVE_WGMMA
+    return g_cuda && spx_ctx_device_info(g_ctx, &di) == SPX_OK && di.cc_major == 9 && di.cc_minor == 0;
+#else
+    (void)di;
+    return false;
+#endif
 }
 
 /* The dense path's own GEMM (one launch) takes the small products of 16-bit
- * operands, cuBLASLt the rest and every other precision; the plan says which. */
+ * operands, cuBLASLt the rest and every other precision; the plan says which.
+ * With wgmma it takes 16-bit data up to 2e10 flops and C of 4.2e6 elements,
+ * past k = 1152 where its 64 x 64 tiles give nine SMs in ten a block
+ * (own_wgmma, for 100+ SMs); f32 data keeps mma.sync's bounds. */
 static void check_dense_own_gemm(void)
 {
     static const struct {
         int64_t m, k, n;
         spx_dtype dt;
         spx_precision prec;
-        bool own;
+        bool own, own_wgmma;
     } cases[] = {
-        {300, 203, 101, SPX_F32, SPX_PRECISION_BF16, true},
-        {300, 203, 101, SPX_F32, SPX_PRECISION_F16, true},
-        {300, 203, 101, SPX_F16, SPX_PRECISION_EXACT, true},
-        {300, 203, 101, SPX_BF16, SPX_PRECISION_EXACT, true},
-        {300, 203, 101, SPX_F32, SPX_PRECISION_TF32, false},
-        {300, 203, 101, SPX_F32, SPX_PRECISION_EXACT, false},
-        {64, 1024, 100, SPX_BF16, SPX_PRECISION_EXACT, true},    /* 16-bit B: k up to 1152 */
-        {64, 1024, 100, SPX_F32, SPX_PRECISION_BF16, false},     /* f32 B, rounded: k up to 512 */
-        {64, 2048, 100, SPX_BF16, SPX_PRECISION_EXACT, false},   /* k past its bound */
-        {2048, 512, 4096, SPX_BF16, SPX_PRECISION_EXACT, false}, /* a product cuBLASLt runs faster */
+        {300, 203, 101, SPX_F32, SPX_PRECISION_BF16, true, true},
+        {300, 203, 101, SPX_F32, SPX_PRECISION_F16, true, true},
+        {300, 203, 101, SPX_F16, SPX_PRECISION_EXACT, true, true},
+        {300, 203, 101, SPX_BF16, SPX_PRECISION_EXACT, true, true},
+        {300, 203, 101, SPX_F32, SPX_PRECISION_TF32, false, false},
+        {300, 203, 101, SPX_F32, SPX_PRECISION_EXACT, false, false},
+        {64, 1024, 100, SPX_BF16, SPX_PRECISION_EXACT, true, true},     /* 16-bit B: k up to 1152 */
+        {64, 1024, 100, SPX_F32, SPX_PRECISION_BF16, false, false},     /* f32 B, rounded: k up to 512 */
+        {64, 2048, 100, SPX_BF16, SPX_PRECISION_EXACT, false, false},   /* k past the bound, few tiles */
+        {1000, 2048, 1000, SPX_BF16, SPX_PRECISION_EXACT, false, true}, /* ... tiles for every SM */
+        {512, 4608, 4096, SPX_F16, SPX_PRECISION_EXACT, false, true},   /* 1.9e10 flops */
+        {2048, 512, 4096, SPX_BF16, SPX_PRECISION_EXACT, false, false}, /* a product cuBLASLt runs faster */
     };
     if (!g_cuda)
         return;
+    const bool wgmma = own_gemm_on_wgmma();
     for (size_t c = 0; c < sizeof cases / sizeof cases[0]; c++) {
         spx_matrix *A = NULL;
         spx_spmm_plan *plan = NULL;
@@ -332,11 +355,14 @@ static void check_dense_own_gemm(void)
         if (A)
             CHECK_OK(g_ctx, spx_spmm_plan_create(g_ctx, SPX_OP_NONE, A, cases[c].n, cases[c].dt, &o, &plan));
         g_error_checks++;
-        if (plan && !strstr(spx_spmm_plan_explain(plan), "spx's own kernel in one launch") != !cases[c].own)
-            TFAIL("dense path, %lld x %lld, N = %lld, %s %s: the plan %s spx's own GEMM: %s", (long long)cases[c].m,
+        const bool own = wgmma && cases[c].dt != SPX_F32 ? cases[c].own_wgmma : cases[c].own;
+        const char *says = !own                             ? "spx's own kernel"
+                           : wgmma && cases[c].dt != SPX_F32 ? "spx's own kernel in one launch (wgmma)"
+                                                             : "spx's own kernel in one launch (mma.sync)";
+        if (plan && !strstr(spx_spmm_plan_explain(plan), says) != !own)
+            TFAIL("dense path, %lld x %lld, N = %lld, %s %s: the plan %s \"%s\": %s", (long long)cases[c].m,
                   (long long)cases[c].k, (long long)cases[c].n, spx_dtype_name(cases[c].dt),
-                  spx_precision_name(cases[c].prec), cases[c].own ? "does not take" : "takes",
-                  spx_spmm_plan_explain(plan));
+                  spx_precision_name(cases[c].prec), own ? "does not say" : "says", says, spx_spmm_plan_explain(plan));
         spx_spmm_plan_destroy(plan);
         spx_matrix_destroy(A);
     }

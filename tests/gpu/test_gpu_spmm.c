@@ -359,10 +359,12 @@ static void whole_rows_shapes(void)
 /* AUTO on f16 and bf16 data (dense_pays and tiled_pays in the CUDA plan): a
  * pruned 512 x 512 layer at 97 % sparsity takes TILED at N = 1024 (8 x 16
  * blocks of 64 rows x 64 columns; all of k in 64 KB; too sparse for the own
- * GEMM's 1/25 of the cells, too little work for cuBLASLt's); at 90 % it
+ * GEMM's 1/25 of the cells, too little work for cuBLASLt's; its wgmma kernel
+ * asks for 1/64 and takes it); at 90 % it
  * takes the dense path with spx's own GEMM at N = 1024 (2 m k N = 5.4e8), as
  * does a 512 x 128 one at N = 1024 (nnz x N = 6.7e6), and cuBLASLt's at N =
- * 4096 (past the own GEMM's flops); a 512 x 2048 one at N = 256, where TILED
+ * 4096 (past the own GEMM's flops; not its wgmma kernel's, which takes it
+ * where it runs: own_gemm_on_wgmma); a 512 x 2048 one at N = 256, where TILED
  * would need chunks of k at this density, takes the dense path from nnz x N
  * = 2.7e7; a 2048 x 512 one at 98 % sparsity takes it at N = 4096 (16-bit
  * GEMMs from 1/64 of the cells). Every plan's result is checked too. */
@@ -373,15 +375,17 @@ static void auto_16bit_shapes(void)
         int64_t m, k, n;
         double sparsity;
         const char *says;
-    } cases[] = {{512, 512, 1024, 0.97, "all of B's column tile in shared memory"},
-                 {512, 512, 1024, 0.9, "spx's own kernel in one launch"},
-                 {512, 128, 1024, 0.9, "spx's own kernel in one launch"},
-                 {512, 512, 4096, 0.9, "GEMM by cuBLASLt"},
-                 {512, 2048, 256, 0.9, "written out densely"},
-                 {2048, 512, 4096, 0.98, "written out densely"}};
+        const char *says_wgmma;
+    } cases[] = {{512, 512, 1024, 0.97, "all of B's column tile in shared memory",
+                  "spx's own kernel in one launch (wgmma)"},
+                 {512, 512, 1024, 0.9, "spx's own kernel in one launch", NULL},
+                 {512, 128, 1024, 0.9, "spx's own kernel in one launch", NULL},
+                 {512, 512, 4096, 0.9, "GEMM by cuBLASLt", "spx's own kernel in one launch (wgmma)"},
+                 {512, 2048, 256, 0.9, "written out densely", NULL},
+                 {2048, 512, 4096, 0.98, "written out densely", NULL}};
     spx_device_info di;
     memset(&di, 0, sizeof di);
-    const bool gpu = g_cuda && spx_ctx_device_info(g_ctx, &di) == SPX_OK;
+    const bool gpu = g_cuda && spx_ctx_device_info(g_ctx, &di) == SPX_OK, wgmma = own_gemm_on_wgmma();
     for (size_t d = 0; d < 2; d++)
         for (size_t i = 0; i < sizeof cases / sizeof *cases; i++) {
             spx_matrix *A = NULL;
@@ -392,7 +396,8 @@ static void auto_16bit_shapes(void)
                      (long long)cases[i].k, cases[i].sparsity, spx_dtype_name(types16[d]), (long long)cases[i].n);
             /* TILED wants every other SM to get a block: 128 blocks */
             if (A && gpu && (i > 0 || di.sm_count <= 256))
-                auto_plan_says(A, cases[i].n, cases[i].says, name);
+                auto_plan_says(A, cases[i].n, wgmma && cases[i].says_wgmma ? cases[i].says_wgmma : cases[i].says,
+                               name);
             tmat t;
             if (tmat_make(&t, A, SPX_CSR, NULL, name)) {
                 tcase c = case_make(&t, SPX_OP_NONE, types16[d], cases[i].n);

@@ -237,6 +237,11 @@ cudaError_t spx__cuda_dense_fix_in_place(const spx_cuda_csr *A, int32_t *bad, in
 bool spx__cuda_dense_mma_fits(const spx_cuda_densified *D, const spx_cuda_dense_args *d, int64_t m);
 cudaError_t spx__cuda_dense_mma(const spx_cuda_csr *A, const spx_cuda_densified *D, const spx_cuda_dense_args *d,
                                 int64_t k, int64_t sms);
+/* The same with wgmma (spmm_dense_wgmma.cu), for bf16 and f16 data (d->dtype
+ * D's type) on devices of compute capability 9.0, in builds with SPX_HAVE_WGMMA
+ * (sm_90a code). */
+cudaError_t spx__cuda_dense_wgmma(const spx_cuda_csr *A, const spx_cuda_densified *D, const spx_cuda_dense_args *d,
+                                  int64_t k, int64_t sms);
 
 /* Helpers. */
 /* C[r, :] = beta * C[r, :] for every row (beta == 0 writes zeros). */

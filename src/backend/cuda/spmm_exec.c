@@ -96,7 +96,9 @@ static spx_status run_on_finite_b(spx_ctx *ctx, const cuda_plan *P, const spx_cu
     if (P->k == 0)
         return spx__cuda_check(ctx, spx__cuda_scale(d, P->m), "scale kernel");
     if (dense && P->dense_mma && spx__cuda_dense_mma_fits(&P->dense, d, P->m))
-        return spx__cuda_check(ctx, spx__cuda_dense_mma(&P->csr, &P->dense, d, P->k, spx__cuda_sm_count(ctx)),
+        return spx__cuda_check(ctx,
+                               (P->dense_wgmma ? spx__cuda_dense_wgmma : spx__cuda_dense_mma)(
+                                   &P->csr, &P->dense, d, P->k, spx__cuda_sm_count(ctx)),
                                "dense GEMM kernel");
     if (dense && (d->ldc > INT32_MAX || ldo > INT32_MAX))
         return spx__fail(ctx, SPX_ERR_UNSUPPORTED,

@@ -860,7 +860,11 @@ static int block_rows_pay(spx_ctx *ctx, const cuda_plan *P, char *why, size_t wh
  * with nnz x N from 8e3 x k the eight DLMC products that asked for 8e3-2.4e4
  * x k took 5.7-11.9 us where the sparse kernels took 7.2-16.6 (bf16 data);
  * f32 data, which it also rounds, still lost there (the 512 x 512 layer at
- * N = 256: 10.3 us against 8.8) and keeps 2.4e4 x k. Measured on DLMC layers
+ * N = 256: 10.3 us against 8.8) and keeps 2.4e4 x k. Its wgmma kernel
+ * (compute capability 9.0, 16-bit data) is as fast as cuBLASLt's route where
+ * it runs, so it asks for the share of cuBLASLt's 16-bit GEMMs,
+ * DENSE_SHARE_16: at 1/25 the 2 % 512 x 2048 layer at N = 4096 went to the
+ * sparse kernels (48.8 us against 26.3). Measured on DLMC layers
  * (docs/PERFORMANCE.md): f32 data on an H100, bf16 and f16 data on an H200;
  * f64 takes it only when forced. */
 static bool dense_on_tensor_cores(const cuda_plan *P)
@@ -881,14 +885,14 @@ static bool dense_pays(spx_ctx *ctx, const cuda_plan *P, bool tiled, char *why, 
 {
     const bool data16 = P->dtype == SPX_F16 || P->dtype == SPX_BF16;
     /* B's rows start on 16 bytes where ldb = N (the plan cannot know ldb) */
-    const bool own = spx__plan_dense_mma_pays(P) && P->n * (int64_t)spx_dtype_size(P->dtype) % 16 == 0;
+    const bool own = spx__plan_dense_mma_pays(ctx, P) && P->n * (int64_t)spx_dtype_size(P->dtype) % 16 == 0;
     const double cells = (double)P->m * (double)P->k,
                  min_work = own && data16                ? DENSE_MIN_WORK_OWN_GEMM_PER_K * (double)P->k
                             : own                        ? DENSE_MIN_WORK_OWN_GEMM_ROUNDED_PER_K * (double)P->k
                             : data16 && tiled            ? DENSE_MIN_WORK_16_OVER_TILED
                             : dense_on_tensor_cores(P) ? DENSE_MIN_WORK_TC
                                                        : DENSE_MIN_WORK_F32;
-    const int64_t share = own ? DENSE_SHARE_OWN_GEMM : dense_share(P);
+    const int64_t share = own && !spx__plan_dense_wgmma(ctx, P) ? DENSE_SHARE_OWN_GEMM : dense_share(P);
     if (!share || P->n < DENSE_MIN_N || cells == 0 || (double)P->csr.nnz * (double)share < cells ||
         (double)P->csr.nnz * (double)P->n < min_work ||
         spx__plan_dense_bytes(P) > spx__cuda(ctx)->info.global_mem_bytes / 8)

@@ -48,8 +48,9 @@
 #define DENSE_MIN_WORK_F32 5e7
 #define DENSE_MIN_WORK_TC 2.5e7
 #define DENSE_MIN_WORK_16_OVER_TILED 4e7 /* f16 and bf16 data where TILED would run instead */
-/* ... and where spx's own GEMM runs it in one launch (the least work per row of k:
- * 16-bit data, and f32 data whose blocks also round B) */
+/* ... and where spx's own GEMM runs it in one launch with mma.sync (its wgmma
+ * kernel takes DENSE_SHARE_16; the least work per row of k: 16-bit data, and
+ * f32 data whose blocks also round B) */
 #define DENSE_SHARE_OWN_GEMM 25
 #define DENSE_MIN_WORK_OWN_GEMM_PER_K 8e3
 #define DENSE_MIN_WORK_OWN_GEMM_ROUNDED_PER_K 2.4e4
@@ -95,7 +96,8 @@ typedef struct cuda_plan {
     spx_cuda_bsr bsr;
     spx_cuda_gather gather;
     spx_cuda_densified dense;
-    bool dense_mma;       /* DENSE: the GEMM is spmm_dense_mma.cu's where B's rows start on 16 bytes */
+    bool dense_mma;       /* DENSE: the GEMM is spx's own where B's rows start on 16 bytes */
+    bool dense_wgmma;     /* ... its wgmma kernel (spmm_dense_wgmma.cu), else spmm_dense_mma.cu's */
     int32_t *rows_sorted; /* rows grouped by bin; NULL: 0, 1, ... */
     plan_bin bins[NBINS];
     int group;                  /* lanes covering the columns in the row kernels (group x 16 bytes) */
@@ -152,8 +154,12 @@ spx_dtype spx__plan_operand_type(const cuda_plan *P);
 bool spx__plan_dense_in_place(spx_ctx *ctx, const cuda_plan *P);
 /* Bytes of the dense path's copy of op(A). */
 int64_t spx__plan_dense_bytes(const cuda_plan *P);
-/* Whether the dense path's GEMM is spx's own (spmm_dense_mma.cu), where B's
- * rows start on 16 bytes: 16-bit operands and a small product. */
-bool spx__plan_dense_mma_pays(const cuda_plan *P);
+/* Whether the dense path's GEMM is spx's own (spmm_dense_mma.cu or, see
+ * below, spmm_dense_wgmma.cu), where B's rows start on 16 bytes: 16-bit
+ * operands and a small product. */
+bool spx__plan_dense_mma_pays(spx_ctx *ctx, const cuda_plan *P);
+/* Whether spx's own GEMM would run on wgmma: 16-bit data on a device of
+ * compute capability 9.0, in a build with its sm_90a code. */
+bool spx__plan_dense_wgmma(spx_ctx *ctx, const cuda_plan *P);
 
 #endif

@@ -427,19 +427,50 @@ bool spx__plan_dense_in_place(spx_ctx *ctx, const cuda_plan *P)
  * cuBLASLt's rate. So it takes products of at most DENSE_MMA_MAX_FLOPS and
  * k of at most DENSE_MMA_MAX_K; f32 data, whose blocks also round B's tiles
  * (10-75 % slower), at most the _ROUNDED bounds: at 128 x 1152 x 4096 it took
- * 26 us where cuBLASLt's route took 19-21. */
+ * 26 us where cuBLASLt's route took 19-21.
+ *
+ * On compute capability 9.0 its wgmma kernel (spmm_dense_wgmma.cu) takes
+ * 16-bit data instead: 1.3-1.9x faster (512 x 2048 x 4096: 19.6 us against
+ * 43; 512 x 4608 x 4096: 36.5 against 91), within 2x of cuBLASLt's GEMM up to
+ * 2e10 flops, which cuBLASLt's route, with B's non-finite scan and its host
+ * work, loses: 512 x 4608 x 4096 took 46 us there, 512 x 2048 x 4096 25.8
+ * against 19.6. It still writes C pair by pair, and one tile's stores do not
+ * overlap another's loads, so a large C with a short k runs at half
+ * cuBLASLt's rate (2048 x 512 x 4096: 31.5 us against 15.2, 24 by cuBLASLt's
+ * route): C of at most DENSE_WGMMA_MAX_OUTPUT elements. And each block walks
+ * all of k: past DENSE_MMA_MAX_K it needs 64 x 64 tiles for nine SMs in ten
+ * (512 x 4608 x 256 gives 32 blocks: 27.5 us against 16.5). */
 #define DENSE_MMA_MAX_FLOPS 1.3e9
 #define DENSE_MMA_MAX_K 1152
 #define DENSE_MMA_MAX_FLOPS_ROUNDED 6e8
 #define DENSE_MMA_MAX_K_ROUNDED 512
+#define DENSE_WGMMA_MAX_FLOPS 2e10
+#define DENSE_WGMMA_MAX_OUTPUT 4.2e6
 
-bool spx__plan_dense_mma_pays(const cuda_plan *P)
+bool spx__plan_dense_wgmma(spx_ctx *ctx, const cuda_plan *P)
+{
+#ifdef SPX_HAVE_WGMMA
+    const spx_device_info *di = &spx__cuda(ctx)->info;
+    return di->cc_major == 9 && di->cc_minor == 0 && (P->dtype == SPX_BF16 || P->dtype == SPX_F16) &&
+           spx__plan_operand_type(P) == P->dtype;
+#else
+    (void)ctx;
+    (void)P;
+    return false;
+#endif
+}
+
+bool spx__plan_dense_mma_pays(spx_ctx *ctx, const cuda_plan *P)
 {
     const spx_dtype t = spx__plan_operand_type(P);
     const bool rounded = P->dtype != t;
+    const double flops = 2.0 * (double)P->m * (double)P->k * (double)P->n;
+    if (spx__plan_dense_wgmma(ctx, P))
+        return flops <= DENSE_WGMMA_MAX_FLOPS && (double)P->m * (double)P->n <= DENSE_WGMMA_MAX_OUTPUT &&
+               (P->k <= DENSE_MMA_MAX_K ||
+                10 * ((P->m + 63) / 64) * ((P->n + 63) / 64) >= 9 * spx__cuda_sm_count(ctx));
     return (t == SPX_BF16 || t == SPX_F16) && P->k <= (rounded ? DENSE_MMA_MAX_K_ROUNDED : DENSE_MMA_MAX_K) &&
-           2.0 * (double)P->m * (double)P->k * (double)P->n <=
-               (rounded ? DENSE_MMA_MAX_FLOPS_ROUNDED : DENSE_MMA_MAX_FLOPS);
+           flops <= (rounded ? DENSE_MMA_MAX_FLOPS_ROUNDED : DENSE_MMA_MAX_FLOPS);
 }
 
 static int64_t dense_ld(const cuda_plan *P) { return spx__cuda_row16(P->k, spx__plan_operand_type(P)); }
@@ -477,7 +508,8 @@ spx_status spx__plan_prepare_dense(spx_ctx *ctx, cuda_plan *P, const spx_matrix 
                          (double)bytes / 1e6);
     P->dense.type = spx__plan_operand_type(P);
     P->dense.ld = ld;
-    P->dense_mma = spx__plan_dense_mma_pays(P);
+    P->dense_mma = spx__plan_dense_mma_pays(ctx, P);
+    P->dense_wgmma = P->dense_mma && spx__plan_dense_wgmma(ctx, P);
     spx_status s;
     if ((s = spx__cuda_gemm_start(ctx)) || /* cuBLASLt starts up here, not in the first run */
         (s = spx__plan_alloc(ctx, P, &P->dense.vals, (size_t)(bytes > 0 ? bytes : 1), "dense copy of A")) ||
@@ -496,9 +528,9 @@ spx_status spx__plan_prepare_dense(spx_ctx *ctx, cuda_plan *P, const spx_matrix 
     char gemm[512];
     if (P->dense_mma)
         snprintf(gemm, sizeof gemm,
-                 "spx's own kernel in one launch: B read in place (f32 B rounded in shared memory), the elements "
-                 "whose sum is not finite computed again from A's rows (where B's rows do not start on 16 bytes: "
-                 "cuBLASLt on %s)",
+                 "spx's own kernel in one launch (%s): B read in place%s, the elements whose sum is not finite "
+                 "computed again from A's rows (where B's rows do not start on 16 bytes: cuBLASLt on %s)",
+                 P->dense_wgmma ? "wgmma" : "mma.sync", P->dtype == SPX_F32 ? " and rounded in shared memory" : "",
                  b_read);
     else
         snprintf(gemm, sizeof gemm, "cuBLASLt on %s", b_read);

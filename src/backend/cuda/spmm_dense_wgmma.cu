@@ -1,0 +1,222 @@
+// The dense path's own GEMM on Hopper (sm_90a): spmm_dense_mma.cu's kernel
+// with wgmma in place of mma.sync, for bf16 and f16 data. mma.sync there is
+// bound by latency at a quarter of the tensor cores' rate (H200: 22 cycles
+// per instruction per scheduler, 2-4x cuBLASLt's kernel time on products of
+// 1e9 flops and more); wgmma reads both operands from shared memory, 64 x BN
+// x 16 per instruction for a whole warpgroup, asynchronously.
+//
+// A block of one or two warpgroups computes BM x BN of C (BM = 64 per
+// warpgroup), k in steps of 64 through a ring of STAGES cp.async slots. The
+// slots are in wgmma's 128-byte swizzle: A's tile as rows of 64 k (K-major),
+// B's as rows of 64 columns (MN-major, wgmma's transposed B), so both are
+// copied from global memory as they lie. Copies run STAGES - 2 tiles ahead
+// and are issued after the step's wgmma, while it runs: the ring slot being
+// refilled was read by the wgmma group two steps back, which every warpgroup
+// has waited for before the step's barrier. The epilogue is the mma.sync
+// kernel's (the accumulators are laid out as mma.sync's, a warp's 16 rows
+// each): elements whose sum is not finite are computed again from A's rows.
+// Each element is one thread's sum in a fixed order: bit-exact from run to
+// run.
+//
+// Kernel times (H200, bf16, CUDA graphs): 512 x 2048 x 4096 in 19.6 us
+// against mma.sync's 43 and cuBLAS's 12.7; 512 x 4608 x 4096 in 36.5 against
+// 91 and 25; 2048 x 512 x 1024 in 9.5 against 14.7 and 5.7. The same warps
+// copy and multiply (no TMA, no producer warps), each block walks all of k,
+// and C is stored pair by pair from the accumulators, so large products stay
+// at 1.5-2x cuBLAS's time; the plan takes it where its one launch wins
+// (spmm_plan_formats.c).
+#include "backend/cuda/dynamic_smem.cuh"
+#include "backend/cuda/spmm_dense_mma.cuh"
+
+namespace {
+
+// Shared memory: STAGES slots of A's tile (BM x 64, rows of 128 bytes), then
+// of B's (64 x BN as BN / 64 pieces of 64 x 64, each 64 rows of 128 bytes).
+// 16-byte chunk c of row r lies at chunk c ^ (r % 8) of its row (wgmma's
+// 128-byte swizzle, on 1024-byte aligned slots).
+template <typename C> struct wg_smem {
+  static_assert(C::BK == 64 && C::BN % 64 == 0, "rows of 128 bytes");
+  static constexpr int AP = 64, RP = 64; // elements between rows
+  static constexpr size_t a_stage = (size_t)C::BM * 128,
+                          b_stage = (size_t)C::BK * C::BN * 2,
+                          bytes = C::STAGES * (a_stage + b_stage) +
+                                  1024; // slack to align the slots
+  static __device__ __forceinline__ int a_at(int row, int col) {
+    return row * 64 + (((col >> 3) ^ (row & 7)) << 3);
+  }
+  static __device__ __forceinline__ int b_at(int row, int col) {
+    return (col >> 6) * (C::BK * 64) + row * 64 +
+           ((((col >> 3) & 7) ^ (row & 7)) << 3);
+  }
+};
+
+// A shared-memory matrix descriptor: the operand at byte address `addr`,
+// `lead` bytes between its 64-element pieces along the contiguous dimension
+// (B's column pieces; unused for A), `stride` bytes between groups of 8 rows,
+// the 128-byte swizzle.
+__device__ __forceinline__ uint64_t wg_desc(unsigned addr, unsigned lead,
+                                            unsigned stride) {
+  return (uint64_t)((addr & 0x3FFFF) >> 4) | (uint64_t)(lead >> 4) << 16 |
+         (uint64_t)(stride >> 4) << 32 | 1ull << 62;
+}
+
+#define WG_O8(i)                                                               \
+  "+f"(d[i]), "+f"(d[i + 1]), "+f"(d[i + 2]), "+f"(d[i + 3]), "+f"(d[i + 4]),  \
+      "+f"(d[i + 5]), "+f"(d[i + 6]), "+f"(d[i + 7])
+#define WG_OUTS_N64 WG_O8(0), WG_O8(8), WG_O8(16), WG_O8(24)
+#define WG_OUTS_N128 WG_OUTS_N64, WG_O8(32), WG_O8(40), WG_O8(48), WG_O8(56)
+#define WG_REGS_N64                                                            \
+  "{%0, %1, %2, %3, %4, %5, %6, %7, %8, %9, %10, %11, %12, %13, %14, %15, "    \
+  "%16, %17, %18, %19, %20, %21, %22, %23, %24, %25, %26, %27, %28, %29, "     \
+  "%30, %31}, %32, %33"
+#define WG_SCALE_N64 "%34"
+#define WG_REGS_N128                                                           \
+  "{%0, %1, %2, %3, %4, %5, %6, %7, %8, %9, %10, %11, %12, %13, %14, %15, "    \
+  "%16, %17, %18, %19, %20, %21, %22, %23, %24, %25, %26, %27, %28, %29, "     \
+  "%30, %31, %32, %33, %34, %35, %36, %37, %38, %39, %40, %41, %42, %43, "     \
+  "%44, %45, %46, %47, %48, %49, %50, %51, %52, %53, %54, %55, %56, %57, "     \
+  "%58, %59, %60, %61, %62, %63}, %64, %65"
+#define WG_SCALE_N128 "%66"
+// d += A (64 x 16, K-major) x B (16 x N, transposed: MN-major), f32 sums
+// (the accumulate predicate from a register holding 1).
+#define WG_MMA(N, TYPE)                                                        \
+  asm volatile("{\n.reg .pred p;\nsetp.ne.b32 p, " WG_SCALE_N##N               \
+               ", 0;\n"                                                        \
+               "wgmma.mma_async.sync.aligned.m64n" #N "k16.f32." TYPE "." TYPE \
+               " " WG_REGS_N##N ", p, 1, 1, 0, 1;\n}\n"                        \
+               : WG_OUTS_N##N                                                  \
+               : "l"(da), "l"(db), "r"(1))
+
+template <typename H, int N>
+__device__ __forceinline__ void wg_mma(float *d, uint64_t da, uint64_t db) {
+  constexpr bool BF = std::is_same<H, __nv_bfloat16>::value;
+  if constexpr (N == 128) {
+    if constexpr (BF)
+      WG_MMA(128, "bf16");
+    else
+      WG_MMA(128, "f16");
+  } else {
+    static_assert(N == 64, "64 or 128 columns");
+    if constexpr (BF)
+      WG_MMA(64, "bf16");
+    else
+      WG_MMA(64, "f16");
+  }
+}
+
+// Keep the compiler from moving accumulator accesses across wgmma's
+// asynchronous use of them.
+template <int N> __device__ __forceinline__ void wg_hold(float *d) {
+#pragma unroll
+  for (int i = 0; i < N; i++)
+    asm volatile("" : "+f"(d[i])::"memory");
+}
+
+template <typename T, typename C>
+__global__ void __launch_bounds__(C::THREADS, 1)
+    dense_wgmma_kernel(const dmma_params<T> p) {
+#if defined(__CUDA_ARCH_FEAT_SM90_ALL)
+  typedef wg_smem<C> S;
+  constexpr int NT = C::NT, STAGES = C::STAGES, AHEAD = STAGES - 2;
+  typedef dmma_loads<T, T, C, S> LD;
+  static_assert(C::MT == 1 && C::WN == 1 && AHEAD >= 1,
+                "a warp per 16 rows, at least one tile ahead");
+  static_assert(LD::A_STEP % 8 == 0 && LD::B_STEP % 8 == 0,
+                "a thread's pieces keep their swizzled column");
+  extern __shared__ unsigned char smem_raw[];
+  const unsigned raw = (unsigned)__cvta_generic_to_shared(smem_raw),
+                 sbase = (raw + 1023u) & ~1023u;
+  unsigned char *const smem = smem_raw + (sbase - raw);
+  const int64_t n0 = (int64_t)blockIdx.x * C::BN,
+                m0 = (int64_t)blockIdx.y * C::BM;
+  const int kts = (int)((p.k + C::BK - 1) / C::BK);
+  const LD L(p, m0, n0);
+  float acc[1][NT][4];
+  float *const d = &acc[0][0][0];
+#pragma unroll
+  for (int i = 0; i < NT * 4; i++)
+    d[i] = 0.0f;
+#pragma unroll
+  for (int s = 0; s < AHEAD; s++) {
+    if (s < kts)
+      load_tile<T, T, C, S>(p, L, smem, s, s);
+    cp_async_commit();
+  }
+  // This warpgroup's 64 rows of A's slots; B's slots whole.
+  const unsigned a_base = sbase + (threadIdx.x >> 7) * 64 * 128,
+                 b_base = sbase + STAGES * (unsigned)S::a_stage;
+  for (int kt = 0; kt < kts; kt++) {
+    const int slot = kt % STAGES;
+    cp_async_wait<AHEAD - 1>();
+    asm volatile("fence.proxy.async.shared::cta;\n" ::: "memory");
+    __syncthreads(); // tile kt is in place for wgmma; every warpgroup's
+                     // wgmma of tile kt - 2 is done
+    const unsigned as = a_base + slot * (unsigned)S::a_stage,
+                   bs = b_base + slot * (unsigned)S::b_stage;
+    wg_hold<NT * 4>(d);
+    asm volatile("wgmma.fence.sync.aligned;\n" ::: "memory");
+#pragma unroll
+    for (int ks = 0; ks < C::BK / 16; ks++)
+      wg_mma<T, C::BN>(d, wg_desc(as + ks * 32, 16, 1024),
+                       wg_desc(bs + ks * 16 * 128, C::BK * 128, 1024));
+    asm volatile("wgmma.commit_group.sync.aligned;\n" ::: "memory");
+    // The copies while the tensor cores work: into the slot of tile kt - 2.
+    if (kt + AHEAD < kts)
+      load_tile<T, T, C, S>(p, L, smem, (kt + AHEAD) % STAGES, kt + AHEAD);
+    cp_async_commit();
+    asm volatile("wgmma.wait_group.sync.aligned 1;\n" ::: "memory");
+    wg_hold<NT * 4>(d);
+  }
+  asm volatile("wgmma.wait_group.sync.aligned 0;\n" ::: "memory");
+  wg_hold<NT * 4>(d);
+  store_c<T, T, C>(p, acc, m0, n0);
+#endif
+}
+
+template <typename T, typename C>
+cudaError_t launch_wg_tile(const dmma_params<T> &p, cudaStream_t st) {
+  const dim3 grid((unsigned)((p.d.n + C::BN - 1) / C::BN),
+                  (unsigned)((p.m + C::BM - 1) / C::BM));
+  return launch_dynamic_smem<dense_wgmma_kernel<T, C>>(
+      grid, C::THREADS, wg_smem<C>::bytes, st, p);
+}
+
+// tile<BM, BN, 64, STAGES, BM / 16, 1>: a warp per 16 rows.
+template <int BM, int BN, int STAGES>
+using wg_tile = tile<BM, BN, 64, STAGES, BM / 16, 1>;
+
+template <typename T>
+cudaError_t launch_wg(const dmma_params<T> &p, int64_t sms, cudaStream_t st) {
+  // The largest tiles that give nine SMs in ten a block. Six slots for the
+  // 128 x 128 tiles (one block an SM), four or six for the smaller ones (two
+  // blocks an SM): the fastest on 16 DLMC shapes (H200).
+  const int64_t rows = (p.m + 63) / 64, cols = (p.d.n + 127) / 128,
+                enough = sms * 9 / 10;
+  if (((rows + 1) / 2) * cols >= enough)
+    return launch_wg_tile<T, wg_tile<128, 128, 6>>(p, st);
+  if (rows * cols >= enough)
+    return launch_wg_tile<T, wg_tile<64, 128, 4>>(p, st);
+  return launch_wg_tile<T, wg_tile<64, 64, 6>>(p, st);
+}
+
+} // namespace
+
+extern "C" cudaError_t spx__cuda_dense_wgmma(const spx_cuda_csr *A,
+                                             const spx_cuda_densified *D,
+                                             const spx_cuda_dense_args *d,
+                                             int64_t k, int64_t sms) {
+  if (A->rows == 0 || d->n == 0)
+    return cudaSuccess;
+  if (!spx__cuda_dense_mma_fits(D, d, A->rows) || d->dtype != D->type)
+    return cudaErrorInvalidValue;
+  switch (d->dtype) {
+  case SPX_BF16:
+    return launch_wg<__nv_bfloat16>(dmma_params_from<__nv_bfloat16>(A, D, d, k),
+                                    sms, d->stream);
+  case SPX_F16:
+    return launch_wg<__half>(dmma_params_from<__half>(A, D, d, k), sms,
+                             d->stream);
+  default:
+    return cudaErrorInvalidValue;
+  }
+}
