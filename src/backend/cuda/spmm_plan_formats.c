@@ -430,7 +430,7 @@ bool spx__plan_dense_in_place(spx_ctx *ctx, const cuda_plan *P)
  * 26 us where cuBLASLt's route took 19-21.
  *
  * On compute capability 9.0 its wgmma kernel (spmm_dense_wgmma.cu) takes
- * 16-bit data instead: 1.3-1.9x faster (512 x 2048 x 4096: 19.6 us against
+ * 16-bit data instead: 1.0-2.6x faster (512 x 2048 x 4096: 19.6 us against
  * 43; 512 x 4608 x 4096: 36.5 against 91), within 2x of cuBLASLt's GEMM up to
  * 2e10 flops, which cuBLASLt's route, with B's non-finite scan and its host
  * work, loses: 512 x 4608 x 4096 took 46 us there, 512 x 2048 x 4096 25.8
