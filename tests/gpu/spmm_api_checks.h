@@ -131,8 +131,10 @@ static void check_determinism(void)
 
 /* The dense path's plan says how it reads B, by the rule it runs by: in place
  * when beta = 0, where B is in the GEMM's type (every precision but f32 data
- * rounded to bf16 or f16) and the device runs cooperative launches. */
-static void check_dense_reads_b(const spx_matrix *A, int64_t n, spx_dtype dt, spx_precision prec)
+ * rounded to bf16 or f16); then the fix-up reads C where m <= k or the device
+ * runs no cooperative launches, else B. */
+static void check_dense_reads_b(const spx_matrix *A, int64_t m, int64_t k, int64_t n, spx_dtype dt,
+                                spx_precision prec)
 {
     int dev = 0, coop = 0;
     if (cudaGetDevice(&dev) != cudaSuccess ||
@@ -141,7 +143,9 @@ static void check_dense_reads_b(const spx_matrix *A, int64_t n, spx_dtype dt, sp
         return;
     }
     const bool rounded = dt == SPX_F32 && (prec == SPX_PRECISION_BF16 || prec == SPX_PRECISION_F16);
-    const char *want = coop && !rounded ? "B in place when beta = 0" : "a copy of B in the GEMM's type";
+    const char *want = rounded              ? "a copy of B in the GEMM's type"
+                       : m <= k || !coop ? "B in place when beta = 0 (then the pieces of C's rows that hold Inf"
+                                         : "B in place when beta = 0 (then the columns where B holds Inf";
     spx_spmm_options o = {.alg = SPX_SPMM_DENSE, .precision = prec};
     spx_spmm_plan *plan = NULL;
     CHECK_OK(g_ctx, spx_spmm_plan_create(g_ctx, SPX_OP_NONE, A, n, dt, &o, &plan));
@@ -187,7 +191,7 @@ static void nonfinite_case(const spx_matrix *A, const double *a, int64_t m, int6
                 continue;
             spx_spmm_options o = {.alg = (spx_spmm_alg)alg, .precision = (spx_precision)prec};
             if (g_cuda && alg == SPX_SPMM_DENSE && beta == 0.0)
-                check_dense_reads_b(A, n, dt, (spx_precision)prec);
+                check_dense_reads_b(A, m, k, n, dt, (spx_precision)prec);
             spx_dense Cd = spx_dense_make(C, m, n, n, dt, SPX_ROW_MAJOR, SPX_MEM_HOST);
             memcpy(C, C0, (size_t)(m * n) * es);
             spx_status st = spx_spmm_ex(g_ctx, SPX_OP_NONE, alpha, A, &Bd, beta, &Cd, &o);
@@ -285,9 +289,11 @@ static void check_nonfinite_b(void)
     /* a long k (forced: too little work for AUTO's dense path); with beta = 0
      * the dense path reads B in place */
     nonfinite_shape(8, 4096, 1024, false);
-    /* k = 801 and N = 45: the in-place scan's items of several rows end past
-     * B's last row and column (loads clamped there), which holds an Inf */
-    nonfinite_shape(40, 801, 45, false);
+    /* N = 45 and the in-place fix-up's items of several rows ending past the
+     * last row and column (loads clamped there): of B (m > k, k = 41), which
+     * holds an Inf there, and of C (m = 41 <= k) */
+    nonfinite_shape(803, 41, 45, false);
+    nonfinite_shape(41, 801, 45, false);
     /* N = 16500: more column chunks than the dense path's flags held so far
      * (they grow, are cleared, and the epochs start again) */
     nonfinite_shape(8, 64, 16500, false);

@@ -228,6 +228,12 @@ cudaError_t spx__cuda_dense_add_nonfinite(const spx_cuda_csr *At, spx_dtype gemm
 #define SPX_DENSE_FIX_BLOCKS_PER_SM 4
 cudaError_t spx__cuda_dense_fix_in_place(const spx_cuda_csr *A, int32_t *bad, int32_t epoch, int64_t *blocks,
                                          const spx_cuda_dense_args *d, int64_t k);
+/* The same by C: after a GEMM on B itself with beta = 0, each chunk of
+ * SPX_DENSE_CHUNK columns of a row of C that holds Inf or NaN is computed
+ * again from A's row (a sum that met B's Inf or NaN is not finite; one that
+ * did not is right). It reads C (m x n) where the above reads B (k x n), and
+ * needs no cooperative launch. */
+cudaError_t spx__cuda_dense_fix_from_c(const spx_cuda_csr *A, const spx_cuda_dense_args *d);
 
 /* The dense path's own GEMM (spmm_dense_mma.cu): C = alpha * D * B + beta *
  * C in one launch, D the densified op(A) in f16 or bf16 (A its CSR, for the

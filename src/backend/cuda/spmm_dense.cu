@@ -7,9 +7,11 @@
 // are added from A's columns (CSC): each such term is +-Inf or NaN, and a sum
 // holding one is the same in any order, so the atomics keep results
 // deterministic. The dense path with beta = 0 and B in the GEMM's type needs
-// no copy: the GEMM reads B in place, then one cooperative kernel marks B's
-// column chunks that hold a non-finite value and computes the marked columns
-// of C again from A's rows (with beta = 0, C held nothing the GEMM overwrote).
+// no copy: the GEMM reads B in place, then one kernel computes again from A's
+// rows the elements of C that met a non-finite value of B (with beta = 0, C
+// held nothing the GEMM overwrote): where C is at most B's size, those of the
+// pieces of C's rows that are not finite; else, in one cooperative launch,
+// those of the column chunks of B that hold such a value.
 // Small products of 16-bit operands skip all this: spmm_dense_mma.cu's GEMM
 // multiplies B as it is and computes again the elements whose sum is not
 // finite.
@@ -110,6 +112,60 @@ __global__ void __launch_bounds__(BLOCK) take_b_kernel(const T *__restrict__ B, 
     }
 }
 
+// Bit r: whether row r0 + r (r < ROWS, r0 + r < rows) of X holds a value
+// that is not finite in the chunk of columns from c0; the same in every lane.
+// Indices past X are clamped to its last row and column, which lie in the
+// same chunk, so that the loads carry no predicate and issue together: a
+// lane keeps ROWS x 64 bytes in flight.
+template <int ROWS, typename T>
+__device__ __forceinline__ unsigned nonfinite_rows(const T *X, int64_t ld, int64_t rows, int64_t n,
+                                                   int64_t r0, int64_t c0)
+{
+    constexpr int U = SPX_DENSE_CHUNK / 32;
+    const int lane = threadIdx.x & 31;
+    unsigned bits = 0;
+#pragma unroll
+    for (int r = 0; r < ROWS; r++)
+#pragma unroll
+        for (int u = 0; u < U; u++) {
+            const int64_t i = r0 + r < rows ? r0 + r : rows - 1, j = c0 + u * 32 + lane;
+            if (!finite(X[i * ld + (j < n ? j : n - 1)]) && r0 + r < rows)
+                bits |= 1u << r;
+        }
+    return __reduce_or_sync(SPX_FULL_MASK, bits);
+}
+// Rows of a chunk a warp scans: 64 bytes a lane.
+template <typename T> constexpr int scan_rows() { return sizeof(T) >= 8 ? 1 : 8 / (int)sizeof(T); }
+
+// C(i, j) = alpha * sum over row i of op(A) of A(i, p) * B(p, j), for the
+// columns j of the chunk from c0; a warp's lanes take its columns.
+template <typename T>
+__device__ __forceinline__ void recompute_chunk(int64_t i, int64_t c0, int64_t n, const int64_t *__restrict__ rowptr,
+                                                const int32_t *__restrict__ colidx, const T *__restrict__ avals,
+                                                const T *__restrict__ B, int64_t ldb, typename acc_of<T>::type alpha,
+                                                T *C, int64_t ldc)
+{
+    typedef typename acc_of<T>::type A;
+    constexpr int U = SPX_DENSE_CHUNK / 32;
+    const int lane = threadIdx.x & 31;
+    A acc[U];
+#pragma unroll
+    for (int u = 0; u < U; u++)
+        acc[u] = A(0);
+    for (int64_t p = rowptr[i]; p < rowptr[i + 1]; p++) {
+        const A a = avals ? to_acc(avals[p]) : A(1);
+        const T *b = B + (int64_t)colidx[p] * ldb;
+#pragma unroll
+        for (int u = 0; u < U; u++)
+            if (c0 + u * 32 + lane < n)
+                acc[u] += a * to_acc(b[c0 + u * 32 + lane]);
+    }
+#pragma unroll
+    for (int u = 0; u < U; u++)
+        if (c0 + u * 32 + lane < n)
+            C[i * ldc + c0 + u * 32 + lane] = from_acc<T>(alpha * acc[u]);
+}
+
 // After a GEMM on B itself with beta = 0, in one cooperative launch (a
 // grid-wide barrier between the steps): bad[c] = epoch where chunk c of B's
 // columns holds a non-finite value in some row (bad[chunks] = epoch where any
@@ -124,51 +180,39 @@ __global__ void __launch_bounds__(BLOCK, SPX_DENSE_FIX_BLOCKS_PER_SM)
                         const int32_t *__restrict__ colidx,
                         const T *__restrict__ avals, typename acc_of<T>::type alpha, T *C, int64_t ldc)
 {
-    typedef typename acc_of<T>::type A;
-    constexpr int U = SPX_DENSE_CHUNK / 32;
     cooperative_groups::grid_group grid = cooperative_groups::this_grid();
     const int lane = threadIdx.x & 31;
     const int64_t warp0 = (int64_t)blockIdx.x * WARPS + (threadIdx.x >> 5), warps = (int64_t)gridDim.x * WARPS;
-    /* ROWS rows of the chunk a warp, 64 bytes a lane in flight. Indices past B
-     * are clamped to its last row and column, which lie in the same chunk, so
-     * that the loads carry no predicate and issue together. */
-    constexpr int ROWS = sizeof(T) >= 8 ? 1 : 8 / (int)sizeof(T);
-    for (int64_t w = warp0; w < (k + ROWS - 1) / ROWS * chunks; w += warps) {
-        const int64_t r0 = w / chunks * ROWS, c0 = (w % chunks) * SPX_DENSE_CHUNK;
-        bool any = false;
-#pragma unroll
-        for (int r = 0; r < ROWS; r++)
-#pragma unroll
-            for (int u = 0; u < U; u++) {
-                const int64_t i = r0 + r < k ? r0 + r : k - 1, j = c0 + u * 32 + lane;
-                any |= !finite(B[i * ldb + (j < n ? j : n - 1)]);
-            }
-        if (__any_sync(SPX_FULL_MASK, any) && lane == 0)
+    constexpr int ROWS = scan_rows<T>();
+    for (int64_t w = warp0; w < (k + ROWS - 1) / ROWS * chunks; w += warps)
+        if (nonfinite_rows<ROWS>(B, ldb, k, n, w / chunks * ROWS, (w % chunks) * SPX_DENSE_CHUNK) && lane == 0)
             bad[w % chunks] = bad[chunks] = epoch;
-    }
     grid.sync();
     if (((volatile int32_t *)bad)[chunks] != epoch) /* the common case: one load, not one a row and chunk */
         return;
-    for (int64_t w = warp0; w < m * chunks; w += warps) {
-        const int64_t c = w % chunks, i = w / chunks, c0 = c * SPX_DENSE_CHUNK;
-        if (((volatile int32_t *)bad)[c] != epoch)
-            continue;
-        A acc[U];
-#pragma unroll
-        for (int u = 0; u < U; u++)
-            acc[u] = A(0);
-        for (int64_t p = rowptr[i]; p < rowptr[i + 1]; p++) {
-            const A a = avals ? to_acc(avals[p]) : A(1);
-            const T *b = B + (int64_t)colidx[p] * ldb;
-#pragma unroll
-            for (int u = 0; u < U; u++)
-                if (c0 + u * 32 + lane < n)
-                    acc[u] += a * to_acc(b[c0 + u * 32 + lane]);
-        }
-#pragma unroll
-        for (int u = 0; u < U; u++)
-            if (c0 + u * 32 + lane < n)
-                C[i * ldc + c0 + u * 32 + lane] = from_acc<T>(alpha * acc[u]);
+    for (int64_t w = warp0; w < m * chunks; w += warps)
+        if (((volatile int32_t *)bad)[w % chunks] == epoch)
+            recompute_chunk(w / chunks, (w % chunks) * SPX_DENSE_CHUNK, n, rowptr, colidx, avals, B, ldb, alpha, C,
+                            ldc);
+}
+
+// After a GEMM on B itself with beta = 0: each chunk of a row of C that holds
+// a value that is not finite is computed again from A's row. A sum that met
+// B's Inf or NaN is not finite, and one that did not is right, so this reads
+// C where fix_in_place_kernel reads B: the fewer bytes where m <= k, and no
+// grid-wide barrier.
+template <typename T>
+__global__ void __launch_bounds__(BLOCK)
+    fix_from_c_kernel(const T *__restrict__ B, int64_t ldb, int64_t m, int64_t n, int64_t chunks,
+                      const int64_t *__restrict__ rowptr, const int32_t *__restrict__ colidx,
+                      const T *__restrict__ avals, typename acc_of<T>::type alpha, T *C, int64_t ldc)
+{
+    constexpr int ROWS = scan_rows<T>();
+    for (int64_t w = (int64_t)blockIdx.x * WARPS + (threadIdx.x >> 5); w < (m + ROWS - 1) / ROWS * chunks;
+         w += (int64_t)gridDim.x * WARPS) {
+        const int64_t i0 = w / chunks * ROWS, c0 = (w % chunks) * SPX_DENSE_CHUNK;
+        for (unsigned bits = nonfinite_rows<ROWS>(C, ldc, m, n, i0, c0); bits; bits &= bits - 1)
+            recompute_chunk(i0 + __ffs(bits) - 1, c0, n, rowptr, colidx, avals, B, ldb, alpha, C, ldc);
     }
 }
 
@@ -300,6 +344,21 @@ extern "C" cudaError_t spx__cuda_dense_fix_in_place(const spx_cuda_csr *A, int32
     if (A->rows == 0 || d->n == 0)
         return cudaSuccess;
 #define FIX(T, D) launch_fix_in_place<T>(A, bad, epoch, blocks, d, k)
+    SPX_DENSE_DISPATCH(d->dtype, d->dtype, FIX)
+#undef FIX
+}
+
+extern "C" cudaError_t spx__cuda_dense_fix_from_c(const spx_cuda_csr *A, const spx_cuda_dense_args *d)
+{
+    const int64_t chunks = spx__cuda_dense_chunks(d->n);
+    if (A->rows == 0 || d->n == 0)
+        return cudaSuccess;
+#define FIX(T, D)                                                                                                 \
+    (fix_from_c_kernel<T><<<(unsigned)grid_for((A->rows + scan_rows<T>() - 1) / scan_rows<T>() * chunks), BLOCK, 0, \
+                            d->stream>>>((const T *)d->B, d->ldb, A->rows, d->n, chunks, A->rowptr, A->colidx,     \
+                                         (const T *)A->vals, (typename acc_of<T>::type)d->alpha, (T *)d->C,        \
+                                         d->ldc),                                                                 \
+     cudaGetLastError())
     SPX_DENSE_DISPATCH(d->dtype, d->dtype, FIX)
 #undef FIX
 }

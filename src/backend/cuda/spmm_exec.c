@@ -63,14 +63,20 @@ static spx_status next_dense_flags(spx_ctx *ctx, int64_t need)
 }
 
 /* The dense path with beta = 0 and B already in the GEMM's type: the GEMM
- * runs on B itself, then one cooperative kernel computes again, from A's
- * rows, the columns of C where B holds a non-finite value (spmm_dense.cu).
- * One launch besides the GEMM where a copy of B takes two: on small
- * products the host's time to launch is the product's time. */
+ * runs on B itself, then one kernel computes again, from A's rows, the
+ * elements the GEMM got wrong (spmm_dense.cu): those of the pieces of C's
+ * rows that hold Inf or NaN, or (a cooperative kernel, where C is the larger)
+ * of the columns of C where B holds a non-finite value. One launch besides
+ * the GEMM where a copy of B takes two: on small products the host's time to
+ * launch is the product's time. */
 static spx_status dense_in_place(spx_ctx *ctx, const cuda_plan *P, const spx_cuda_dense_args *d)
 {
     spx_cuda_state *st = spx__cuda(ctx);
     spx_status s;
+    if (spx__plan_dense_fix_from_c(ctx, P))
+        return (s = dense_gemm(ctx, P, d))
+                   ? s
+                   : spx__cuda_check(ctx, spx__cuda_dense_fix_from_c(&P->csr, d), "non-finite values of C");
     if ((s = next_dense_flags(ctx, spx__cuda_dense_chunks(P->n) + 1)) || (s = dense_gemm(ctx, P, d)))
         return s;
     return spx__cuda_check(ctx,
@@ -103,7 +109,7 @@ static spx_status run_on_finite_b(spx_ctx *ctx, const cuda_plan *P, const spx_cu
     if (dense && (d->ldc > INT32_MAX || ldo > INT32_MAX))
         return spx__fail(ctx, SPX_ERR_UNSUPPORTED,
                          "dense: leading dimensions of 2^31 or more are not supported (C: %lld)", (long long)d->ldc);
-    if (dense && d->beta == 0.0 && d->ldb <= INT32_MAX && spx__plan_dense_in_place(ctx, P))
+    if (dense && d->beta == 0.0 && d->ldb <= INT32_MAX && spx__plan_dense_in_place(P))
         return dense_in_place(ctx, P, d);
     void *Bc = NULL;
     int32_t *bad = NULL;

@@ -150,8 +150,11 @@ spx_status spx__plan_prepare_dense(spx_ctx *ctx, cuda_plan *P, const spx_matrix 
  * precisions, else the data's (tf32 is f32 storage). */
 spx_dtype spx__plan_operand_type(const cuda_plan *P);
 /* Whether the dense path reads B in place when beta = 0 (spmm_exec.c): B
- * already in the GEMM's type, and a device that runs cooperative launches. */
-bool spx__plan_dense_in_place(spx_ctx *ctx, const cuda_plan *P);
+ * already in the GEMM's type. Then its fix-up after the GEMM reads C where C
+ * is at most B's size (m <= k) or the device runs no cooperative launches
+ * (spx__plan_dense_fix_from_c), else B. */
+bool spx__plan_dense_in_place(const cuda_plan *P);
+bool spx__plan_dense_fix_from_c(spx_ctx *ctx, const cuda_plan *P);
 /* Bytes of the dense path's copy of op(A). */
 int64_t spx__plan_dense_bytes(const cuda_plan *P);
 /* Whether the dense path's GEMM is spx's own (spmm_dense_mma.cu or, see

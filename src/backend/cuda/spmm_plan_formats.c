@@ -413,9 +413,11 @@ spx_dtype spx__plan_operand_type(const cuda_plan *P)
     return P->dtype;
 }
 
-bool spx__plan_dense_in_place(spx_ctx *ctx, const cuda_plan *P)
+bool spx__plan_dense_in_place(const cuda_plan *P) { return spx__plan_operand_type(P) == P->dtype; }
+
+bool spx__plan_dense_fix_from_c(spx_ctx *ctx, const cuda_plan *P)
 {
-    return spx__plan_operand_type(P) == P->dtype && spx__cuda(ctx)->cooperative;
+    return P->m <= P->k || !spx__cuda(ctx)->cooperative;
 }
 
 /* The dense path's own GEMM (spmm_dense_mma.cu) runs 16-bit operands in one
@@ -521,10 +523,12 @@ spx_status spx__plan_prepare_dense(spx_ctx *ctx, cuda_plan *P, const spx_matrix 
     if ((s = compress_along_k(ctx, P, A)) || (s = spx__cuda_sync(ctx)))
         return s;
     const double cells = (double)P->m * (double)P->k;
-    const char *b_read = spx__plan_dense_in_place(ctx, P)
-                             ? "B in place when beta = 0 (then the columns where B holds Inf or NaN computed again "
-                               "from A's rows), else on a copy of B"
-                             : "a copy of B in the GEMM's type";
+    const char *b_read = !spx__plan_dense_in_place(P) ? "a copy of B in the GEMM's type"
+                         : spx__plan_dense_fix_from_c(ctx, P)
+                             ? "B in place when beta = 0 (then the pieces of C's rows that hold Inf or NaN computed "
+                               "again from A's rows), else on a copy of B"
+                             : "B in place when beta = 0 (then the columns where B holds Inf or NaN computed again "
+                               "from A's rows), else on a copy of B";
     char gemm[512];
     if (P->dense_mma)
         snprintf(gemm, sizeof gemm,
