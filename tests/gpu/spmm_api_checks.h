@@ -325,7 +325,7 @@ static bool own_gemm_on_wgmma(void)
 
 /* The dense path's own GEMM (one launch) takes the small products of 16-bit
  * operands, cuBLASLt the rest and every other precision; the plan says which.
- * With wgmma it takes 16-bit data up to 2e10 flops and C of 4.2e6 elements,
+ * With wgmma it takes 16-bit data up to 3.5e9 flops and C of 4.2e6 elements,
  * past k = 1152 where its 64 x 64 tiles give nine SMs in ten a block
  * (own_wgmma, for 100+ SMs); f32 data keeps mma.sync's bounds. */
 static void check_dense_own_gemm(void)
@@ -345,8 +345,9 @@ static void check_dense_own_gemm(void)
         {64, 1024, 100, SPX_BF16, SPX_PRECISION_EXACT, true, true},     /* 16-bit B: k up to 1152 */
         {64, 1024, 100, SPX_F32, SPX_PRECISION_BF16, false, false},     /* f32 B, rounded: k up to 512 */
         {64, 2048, 100, SPX_BF16, SPX_PRECISION_EXACT, false, false},   /* k past the bound, few tiles */
-        {1000, 2048, 1000, SPX_BF16, SPX_PRECISION_EXACT, false, true}, /* ... tiles for every SM */
-        {512, 4608, 4096, SPX_F16, SPX_PRECISION_EXACT, false, true},   /* 1.9e10 flops */
+        {600, 2048, 1000, SPX_BF16, SPX_PRECISION_EXACT, false, true},  /* ... tiles for every SM */
+        {512, 3000, 1100, SPX_F16, SPX_PRECISION_EXACT, false, true},   /* 3.4e9 flops */
+        {512, 4608, 1024, SPX_F16, SPX_PRECISION_EXACT, false, false},  /* 4.8e9 flops: cuBLASLt's route */
         {2048, 512, 4096, SPX_BF16, SPX_PRECISION_EXACT, false, false}, /* a product cuBLASLt runs faster */
     };
     if (!g_cuda)

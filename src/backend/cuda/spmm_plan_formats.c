@@ -433,10 +433,13 @@ bool spx__plan_dense_fix_from_c(spx_ctx *ctx, const cuda_plan *P)
  *
  * On compute capability 9.0 its wgmma kernel (spmm_dense_wgmma.cu) takes
  * 16-bit data instead: 1.0-2.6x faster (512 x 2048 x 4096: 19.6 us against
- * 43; 512 x 4608 x 4096: 36.5 against 91), within 2x of cuBLASLt's GEMM up to
- * 2e10 flops, which cuBLASLt's route, with B's non-finite scan and its host
- * work, loses: 512 x 4608 x 4096 took 46 us there, 512 x 2048 x 4096 25.8
- * against 19.6. It still writes C pair by pair, and one tile's stores do not
+ * 43; 512 x 4608 x 4096: 36.5 against 91), but 1.2-2.3x slower than
+ * cuBLASLt's GEMM. cuBLASLt's route, whose fix-up reads C (m <= k) and whose
+ * host work takes it to 14-20 us on small products, wins from about
+ * DENSE_WGMMA_MAX_FLOPS (H200, bf16, one run each: 512 x 2048 x 1024, 2.1e9
+ * flops, 13.2 us against 18-19; 512 x 4608 x 1024, 4.8e9, 21.8 against
+ * 17-19; 512 x 2048 x 4096 22.4 against 20.3; 512 x 4608 x 4096 38.3 against
+ * 32.9). It still writes C pair by pair, and one tile's stores do not
  * overlap another's loads, so a large C with a short k runs at half
  * cuBLASLt's rate (2048 x 512 x 4096: 31.5 us against 15.2, 24 by cuBLASLt's
  * route): C of at most DENSE_WGMMA_MAX_OUTPUT elements. And each block walks
@@ -446,7 +449,7 @@ bool spx__plan_dense_fix_from_c(spx_ctx *ctx, const cuda_plan *P)
 #define DENSE_MMA_MAX_K 1152
 #define DENSE_MMA_MAX_FLOPS_ROUNDED 6e8
 #define DENSE_MMA_MAX_K_ROUNDED 512
-#define DENSE_WGMMA_MAX_FLOPS 2e10
+#define DENSE_WGMMA_MAX_FLOPS 3.5e9
 #define DENSE_WGMMA_MAX_OUTPUT 4.2e6
 
 bool spx__plan_dense_wgmma(spx_ctx *ctx, const cuda_plan *P)
