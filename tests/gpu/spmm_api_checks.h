@@ -294,6 +294,9 @@ static void check_nonfinite_b(void)
      * holds an Inf there, and of C (m = 41 <= k) */
     nonfinite_shape(803, 41, 45, false);
     nonfinite_shape(41, 801, 45, false);
+    /* N = 264: a whole chunk of C's rows read as 16-byte vectors, then one
+     * of 8 columns read element by element */
+    nonfinite_shape(50, 600, 264, false);
     /* N = 16500: more column chunks than the dense path's flags held so far
      * (they grow, are cleared, and the epochs start again) */
     nonfinite_shape(8, 64, 16500, false);
