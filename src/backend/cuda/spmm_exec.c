@@ -85,6 +85,17 @@ static spx_status dense_in_place(spx_ctx *ctx, const cuda_plan *P, const spx_cud
                            "non-finite values of B");
 }
 
+/* The dense path's own GEMM: on wgmma where the plan says so (compute
+ * capability 9.0, builds with its sm_90a code), else on mma.sync. */
+static cudaError_t own_gemm(spx_ctx *ctx, const cuda_plan *P, const spx_cuda_dense_args *d)
+{
+#ifdef SPX_HAVE_WGMMA
+    if (P->dense_wgmma)
+        return spx__cuda_dense_wgmma(&P->csr, &P->dense, d, P->k, spx__cuda_sm_count(ctx));
+#endif
+    return spx__cuda_dense_mma(&P->csr, &P->dense, d, P->k, spx__cuda_sm_count(ctx));
+}
+
 /* The algorithms that multiply zeros A does not hold (dense, BSR, gather_tc;
  * spmm_dense.cu says why): a copy of B without its non-finite values (in the
  * operands' type for the dense path and gather_tc, B's own for BSR), the algorithm on
@@ -102,10 +113,7 @@ static spx_status run_on_finite_b(spx_ctx *ctx, const cuda_plan *P, const spx_cu
     if (P->k == 0)
         return spx__cuda_check(ctx, spx__cuda_scale(d, P->m), "scale kernel");
     if (dense && P->dense_mma && spx__cuda_dense_mma_fits(&P->dense, d, P->m))
-        return spx__cuda_check(ctx,
-                               (P->dense_wgmma ? spx__cuda_dense_wgmma : spx__cuda_dense_mma)(
-                                   &P->csr, &P->dense, d, P->k, spx__cuda_sm_count(ctx)),
-                               "dense GEMM kernel");
+        return spx__cuda_check(ctx, own_gemm(ctx, P, d), "dense GEMM kernel");
     if (dense && (d->ldc > INT32_MAX || ldo > INT32_MAX))
         return spx__fail(ctx, SPX_ERR_UNSUPPORTED,
                          "dense: leading dimensions of 2^31 or more are not supported (C: %lld)", (long long)d->ldc);
