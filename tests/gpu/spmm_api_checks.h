@@ -308,7 +308,8 @@ static void check_nonfinite_b(void)
      * cuBLASLt there) */
     nonfinite_shape(70, 1100, 200, false);
     /* with wgmma (compute capability 9.0), 16-bit data: k = 3001 in 47 steps,
-     * past mma.sync's bound; 128 x 128 tiles (132 SMs), k in 2 steps */
+     * past mma.sync's bound, cut into 8 parts (3 tiles), the last ending
+     * inside a step; 128 x 128 tiles (132 SMs), k in 2 steps */
     nonfinite_shape(60, 3001, 130, false);
     nonfinite_shape(1900, 70, 1000, false);
 }
@@ -326,10 +327,53 @@ static bool own_gemm_on_wgmma(void)
 #endif
 }
 
+/* The wgmma kernel cuts a long k into parts where its tiles are too few for
+ * the SMs (128 x 2048 at N = 1000: 32 tiles of 64 x 64, k in 8 parts); the tile's
+ * last block adds the parts in their order, so that repeats are bit-identical
+ * whichever part finished first. (The non-finite B cases check the values.) */
+static void check_dense_parts_repeat(void)
+{
+    const int64_t m = 128, k = 2048, n = 1000;
+    spx_matrix *A = NULL;
+    spx_spmm_plan *plan = NULL;
+    uint16_t *B = malloc((size_t)(k * n) * 2), *C[3] = {malloc((size_t)(m * n) * 2), malloc((size_t)(m * n) * 2),
+                                                         malloc((size_t)(m * n) * 2)};
+    CHECK_OK(g_ctx, spx_gen_uniform(g_ctx, m, k, k / 10, next_seed(), SPX_BF16, SPX_INDEX_I32, &A));
+    spx_spmm_options o = {.alg = SPX_SPMM_DENSE};
+    if (A)
+        CHECK_OK(g_ctx, spx_spmm_plan_create(g_ctx, SPX_OP_NONE, A, n, SPX_BF16, &o, &plan));
+    if (!plan || !B || !C[0] || !C[1] || !C[2]) {
+        TFAIL("dense path, parts of k: no plan or no host memory");
+        goto done;
+    }
+    if (!strstr(spx_spmm_plan_explain(plan), " parts of "))
+        TFAIL("dense path, 128 x 2048, N = 1000, bf16: the plan does not cut k into parts: %s",
+              spx_spmm_plan_explain(plan));
+    uint64_t r = next_seed();
+    for (int64_t x = 0; x < k * n; x++)
+        elem_store((unsigned char *)(B + x), SPX_BF16,
+                   (double)(spx__splitmix64(&r) >> 11) / 9007199254740992.0 - 0.5);
+    spx_dense Bd = spx_dense_make(B, k, n, n, SPX_BF16, SPX_ROW_MAJOR, SPX_MEM_HOST);
+    for (int rep = 0; rep < 3; rep++) {
+        spx_dense Cd = spx_dense_make(C[rep], m, n, n, SPX_BF16, SPX_ROW_MAJOR, SPX_MEM_HOST);
+        CHECK_OK(g_ctx, spx_spmm_plan_execute(g_ctx, plan, 1.0, &Bd, 0.0, &Cd));
+        g_error_checks++;
+        if (rep && memcmp(C[0], C[rep], (size_t)(m * n) * 2))
+            TFAIL("dense path, parts of k: run %d differs from run 1", rep + 1);
+    }
+done:
+    spx_spmm_plan_destroy(plan);
+    spx_matrix_destroy(A);
+    free(B);
+    for (int i = 0; i < 3; i++)
+        free(C[i]);
+}
+
 /* The dense path's own GEMM (one launch) takes the small products of 16-bit
  * operands, cuBLASLt the rest and every other precision; the plan says which.
  * With wgmma it takes 16-bit data up to 3.5e9 flops and C of 4.2e6 elements,
- * past k = 1152 where its 64 x 64 tiles give nine SMs in ten a block
+ * past k = 1152 where its 64 x 64 tiles give nine SMs in ten a block or k
+ * of 2048 and more is cut into parts
  * (own_wgmma, for 100+ SMs); f32 data keeps mma.sync's bounds. */
 static void check_dense_own_gemm(void)
 {
@@ -347,7 +391,8 @@ static void check_dense_own_gemm(void)
         {300, 203, 101, SPX_F32, SPX_PRECISION_EXACT, false, false},
         {64, 1024, 100, SPX_BF16, SPX_PRECISION_EXACT, true, true},     /* 16-bit B: k up to 1152 */
         {64, 1024, 100, SPX_F32, SPX_PRECISION_BF16, false, false},     /* f32 B, rounded: k up to 512 */
-        {64, 2048, 100, SPX_BF16, SPX_PRECISION_EXACT, false, false},   /* k past the bound, few tiles */
+        {64, 1600, 100, SPX_BF16, SPX_PRECISION_EXACT, false, false},   /* k past the bound, few tiles */
+        {64, 2048, 100, SPX_BF16, SPX_PRECISION_EXACT, false, true},    /* ... k long enough for parts */
         {600, 2048, 1000, SPX_BF16, SPX_PRECISION_EXACT, false, true},  /* ... tiles for every SM */
         {512, 3000, 1100, SPX_F16, SPX_PRECISION_EXACT, false, true},   /* 3.4e9 flops */
         {512, 4608, 1024, SPX_F16, SPX_PRECISION_EXACT, false, false},  /* 4.8e9 flops: cuBLASLt's route */
@@ -376,6 +421,8 @@ static void check_dense_own_gemm(void)
         spx_spmm_plan_destroy(plan);
         spx_matrix_destroy(A);
     }
+    if (wgmma)
+        check_dense_parts_repeat();
 }
 
 /* ---- expected errors ----------------------------------------------------------------- */

@@ -15,16 +15,17 @@
 // has waited for before the step's barrier. The epilogue is the mma.sync
 // kernel's (the accumulators are laid out as mma.sync's, a warp's 16 rows
 // each): elements whose sum is not finite are computed again from A's rows.
-// Each element is one thread's sum in a fixed order: bit-exact from run to
-// run.
+// Where the tiles are too few for the SMs, k is cut into parts, one block
+// each, and the tile's last block to finish adds the parts' sums (written to
+// a workspace) in the parts' order. Each element is one thread's sum in a
+// fixed order, or a fixed sum of such: bit-exact from run to run.
 //
 // Kernel times (H200, bf16, CUDA graphs): 512 x 2048 x 4096 in 19.6 us
 // against mma.sync's 43 and cuBLAS's 12.7; 512 x 4608 x 4096 in 36.5 against
 // 91 and 25; 2048 x 512 x 1024 in 9.5 against 14.7 and 5.7. The same warps
-// copy and multiply (no TMA, no producer warps), each block walks all of k,
-// and C is stored pair by pair from the accumulators, so large products stay
-// at 1.5-2x cuBLAS's time; the plan takes it where its one launch wins
-// (spmm_plan_formats.c).
+// copy and multiply (no TMA, no producer warps) and C is stored pair by pair
+// from the accumulators, so large products stay at 1.5-2x cuBLAS's time; the
+// plan takes it where its one launch wins (spmm_plan_formats.c).
 #include "backend/cuda/dynamic_smem.cuh"
 #include "backend/cuda/spmm_dense_mma.cuh"
 
@@ -112,9 +113,54 @@ template <int N> __device__ __forceinline__ void wg_hold(float *d) {
     asm volatile("" : "+f"(d[i])::"memory");
 }
 
+// k in parts (gridDim.z of them, blockIdx.z's the k-steps [part x z, part x
+// (z + 1))): each part's sums go to partial, and the tile's last block adds
+// them in the parts' order.
+struct wg_split {
+  int part;
+  float *partial;
+  int *arrived;
+};
+
+// Whether this block is its tile's last part to finish; then d holds the
+// sum of all parts, added in their order whichever finished first.
+template <typename C>
+__device__ __forceinline__ bool add_parts(const wg_split &s, float *d) {
+  constexpr int E = C::NT * 4; // a thread's sums
+  __shared__ int last;
+  const int64_t tile = (int64_t)blockIdx.y * gridDim.x + blockIdx.x;
+  float *const part =
+      s.partial + tile * gridDim.z * E * C::THREADS + threadIdx.x;
+#pragma unroll
+  for (int i = 0; i < E; i++)
+    __stcg(part + ((int64_t)blockIdx.z * E + i) * C::THREADS, d[i]);
+  __threadfence();
+  __syncthreads();
+  if (threadIdx.x == 0)
+    last = atomicAdd(s.arrived + tile, 1) == (int)gridDim.z - 1;
+  __syncthreads();
+  if (!last)
+    return false;
+  __threadfence(); // the other parts' sums, stored before they arrived
+  // Part by part, each part's sums all in flight (its own read back too:
+  // keeping them apart would take a third set of registers).
+  for (unsigned z = 0; z < gridDim.z; z++) {
+    float v[E];
+#pragma unroll
+    for (int i = 0; i < E; i++)
+      v[i] = __ldcg(part + ((int64_t)z * E + i) * C::THREADS);
+#pragma unroll
+    for (int i = 0; i < E; i++)
+      d[i] = z ? d[i] + v[i] : v[i];
+  }
+  if (threadIdx.x == 0)
+    s.arrived[tile] = 0; // for the next launch
+  return true;
+}
+
 template <typename T, typename C>
 __global__ void __launch_bounds__(C::THREADS, 1)
-    dense_wgmma_kernel(const dmma_params<T> p) {
+    dense_wgmma_kernel(const dmma_params<T> p, const wg_split split) {
 #if defined(__CUDA_ARCH_FEAT_SM90_ALL)
   typedef wg_smem<C> S;
   constexpr int NT = C::NT, STAGES = C::STAGES, AHEAD = STAGES - 2;
@@ -129,7 +175,9 @@ __global__ void __launch_bounds__(C::THREADS, 1)
   unsigned char *const smem = smem_raw + (sbase - raw);
   const int64_t n0 = (int64_t)blockIdx.x * C::BN,
                 m0 = (int64_t)blockIdx.y * C::BM;
-  const int kts = (int)((p.k + C::BK - 1) / C::BK);
+  const int kts = (int)((p.k + C::BK - 1) / C::BK),
+            kt0 = (int)blockIdx.z * split.part,
+            kt1 = kt0 + split.part < kts ? kt0 + split.part : kts;
   const LD L(p, m0, n0);
   float acc[1][NT][4];
   float *const d = &acc[0][0][0];
@@ -138,15 +186,15 @@ __global__ void __launch_bounds__(C::THREADS, 1)
     d[i] = 0.0f;
 #pragma unroll
   for (int s = 0; s < AHEAD; s++) {
-    if (s < kts)
-      load_tile<T, T, C, S>(p, L, smem, s, s);
+    if (kt0 + s < kt1)
+      load_tile<T, T, C, S>(p, L, smem, s, kt0 + s);
     cp_async_commit();
   }
   // This warpgroup's 64 rows of A's slots; B's slots whole.
   const unsigned a_base = sbase + (threadIdx.x >> 7) * 64 * 128,
                  b_base = sbase + STAGES * (unsigned)S::a_stage;
-  for (int kt = 0; kt < kts; kt++) {
-    const int slot = kt % STAGES;
+  for (int kt = kt0; kt < kt1; kt++) {
+    const int slot = (kt - kt0) % STAGES;
     cp_async_wait<AHEAD - 1>();
     asm volatile("fence.proxy.async.shared::cta;\n" ::: "memory");
     __syncthreads(); // tile kt is in place for wgmma; every warpgroup's
@@ -161,24 +209,29 @@ __global__ void __launch_bounds__(C::THREADS, 1)
                        wg_desc(bs + ks * 16 * 128, C::BK * 128, 1024));
     asm volatile("wgmma.commit_group.sync.aligned;\n" ::: "memory");
     // The copies while the tensor cores work: into the slot of tile kt - 2.
-    if (kt + AHEAD < kts)
-      load_tile<T, T, C, S>(p, L, smem, (kt + AHEAD) % STAGES, kt + AHEAD);
+    if (kt + AHEAD < kt1)
+      load_tile<T, T, C, S>(p, L, smem, (kt - kt0 + AHEAD) % STAGES,
+                            kt + AHEAD);
     cp_async_commit();
     asm volatile("wgmma.wait_group.sync.aligned 1;\n" ::: "memory");
     wg_hold<NT * 4>(d);
   }
   asm volatile("wgmma.wait_group.sync.aligned 0;\n" ::: "memory");
   wg_hold<NT * 4>(d);
+  if (gridDim.z > 1 && !add_parts<C>(split, d))
+    return;
   store_c<T, T, C>(p, acc, m0, n0);
 #endif
 }
 
 template <typename T, typename C>
-cudaError_t launch_wg_tile(const dmma_params<T> &p, cudaStream_t st) {
+cudaError_t launch_wg_tile(const dmma_params<T> &p,
+                           const spx_cuda_wgmma_shape &sh, const wg_split &s,
+                           cudaStream_t st) {
   const dim3 grid((unsigned)((p.d.n + C::BN - 1) / C::BN),
-                  (unsigned)((p.m + C::BM - 1) / C::BM));
+                  (unsigned)((p.m + C::BM - 1) / C::BM), (unsigned)sh.splits);
   return launch_dynamic_smem<dense_wgmma_kernel<T, C>>(
-      grid, C::THREADS, wg_smem<C>::bytes, st, p);
+      grid, C::THREADS, wg_smem<C>::bytes, st, p, s);
 }
 
 // tile<BM, BN, 64, STAGES, BM / 16, 1>: a warp per 16 rows.
@@ -186,36 +239,77 @@ template <int BM, int BN, int STAGES>
 using wg_tile = tile<BM, BN, 64, STAGES, BM / 16, 1>;
 
 template <typename T>
-cudaError_t launch_wg(const dmma_params<T> &p, int64_t sms, cudaStream_t st) {
-  // The largest tiles that give nine SMs in ten a block. Six slots for the
-  // 128 x 128 tiles (one block an SM), four or six for the smaller ones (two
-  // blocks an SM): the fastest on 16 DLMC shapes (H200).
-  const int64_t rows = (p.m + 63) / 64, cols = (p.d.n + 127) / 128,
-                enough = sms * 9 / 10;
-  if (((rows + 1) / 2) * cols >= enough)
-    return launch_wg_tile<T, wg_tile<128, 128, 6>>(p, st);
-  if (rows * cols >= enough)
-    return launch_wg_tile<T, wg_tile<64, 128, 4>>(p, st);
-  return launch_wg_tile<T, wg_tile<64, 64, 6>>(p, st);
+cudaError_t launch_wg(const dmma_params<T> &p, const spx_cuda_wgmma_shape &sh,
+                      float *partial, int *arrived, cudaStream_t st) {
+  const wg_split s = {sh.part, partial, arrived};
+  if (sh.bm == 128)
+    return launch_wg_tile<T, wg_tile<128, 128, 6>>(p, sh, s, st);
+  if (sh.bn == 128)
+    return launch_wg_tile<T, wg_tile<64, 128, 4>>(p, sh, s, st);
+  return launch_wg_tile<T, wg_tile<64, 64, 6>>(p, sh, s, st);
 }
 
 } // namespace
 
+// The largest tiles that give nine SMs in ten a block. Six slots for the 128
+// x 128 tiles (one block an SM), four or six for the smaller ones (two
+// blocks an SM): the fastest on 16 DLMC shapes (H200). Where k is long (at
+// least WG_SPLIT_MIN_STEPS steps of 64) and the tiles leave half the SMs
+// without a block, k in up to WG_MAX_SPLITS parts of at least WG_MIN_PART
+// steps, for the blocks the SMs hold. H200, bf16: 512 x 4608 x 256 (32
+// tiles) took 13-14 us in 4 or 8 parts, 27.5 in one; shorter k lost 1-3 us
+// to the parts' exchange (2048 x 512 x 256 in 2 parts: 7.2-8.9 us -> 10;
+// 256 x 1024 x 1024 in 4: 9.0-9.3 -> 11.2), and so did 512 x 2048 x 1024 in
+// 2 parts (128 tiles: 13.0 -> 14.3).
+#define WG_SPLIT_MIN_STEPS 32
+#define WG_MAX_SPLITS 8
+#define WG_MIN_PART 4
+extern "C" spx_cuda_wgmma_shape
+spx__cuda_dense_wgmma_shape(int64_t m, int64_t n, int64_t k, int64_t sms) {
+  const int64_t rows = (m + 63) / 64, cols = (n + 127) / 128,
+                enough = sms * 9 / 10, kts = (k + 63) / 64;
+  spx_cuda_wgmma_shape sh = {64, 64, 6, 1, (int)kts, 0};
+  int per_sm = 2;
+  if (((rows + 1) / 2) * cols >= enough) {
+    sh.bm = sh.bn = 128;
+    per_sm = 1;
+  } else if (rows * cols >= enough) {
+    sh.bn = 128;
+    sh.stages = 4;
+  }
+  sh.tiles = ((m + sh.bm - 1) / sh.bm) * ((n + sh.bn - 1) / sh.bn);
+  int64_t splits = kts >= WG_SPLIT_MIN_STEPS && 2 * sh.tiles <= sms
+                       ? per_sm * sms / sh.tiles
+                       : 1;
+  if (splits > kts / WG_MIN_PART)
+    splits = kts / WG_MIN_PART;
+  if (splits > WG_MAX_SPLITS)
+    splits = WG_MAX_SPLITS;
+  if (splits > 1) { // parts of equal steps, none empty
+    sh.part = (int)((kts + splits - 1) / splits);
+    sh.splits = (int)((kts + sh.part - 1) / sh.part);
+  }
+  return sh;
+}
+
 extern "C" cudaError_t spx__cuda_dense_wgmma(const spx_cuda_csr *A,
                                              const spx_cuda_densified *D,
                                              const spx_cuda_dense_args *d,
-                                             int64_t k, int64_t sms) {
+                                             int64_t k,
+                                             const spx_cuda_wgmma_shape *sh,
+                                             float *partial, int *arrived) {
   if (A->rows == 0 || d->n == 0)
     return cudaSuccess;
-  if (!spx__cuda_dense_mma_fits(D, d, A->rows) || d->dtype != D->type)
+  if (!spx__cuda_dense_mma_fits(D, d, A->rows) || d->dtype != D->type ||
+      (sh->splits > 1 && (!partial || !arrived)))
     return cudaErrorInvalidValue;
   switch (d->dtype) {
   case SPX_BF16:
     return launch_wg<__nv_bfloat16>(dmma_params_from<__nv_bfloat16>(A, D, d, k),
-                                    sms, d->stream);
+                                    *sh, partial, arrived, d->stream);
   case SPX_F16:
-    return launch_wg<__half>(dmma_params_from<__half>(A, D, d, k), sms,
-                             d->stream);
+    return launch_wg<__half>(dmma_params_from<__half>(A, D, d, k), *sh, partial,
+                             arrived, d->stream);
   default:
     return cudaErrorInvalidValue;
   }

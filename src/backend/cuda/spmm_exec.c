@@ -91,7 +91,7 @@ static cudaError_t own_gemm(spx_ctx *ctx, const cuda_plan *P, const spx_cuda_den
 {
 #ifdef SPX_HAVE_WGMMA
     if (P->dense_wgmma)
-        return spx__cuda_dense_wgmma(&P->csr, &P->dense, d, P->k, spx__cuda_sm_count(ctx));
+        return spx__cuda_dense_wgmma(&P->csr, &P->dense, d, P->k, &P->wgmma, P->wgmma_partial, P->wgmma_arrived);
 #endif
     return spx__cuda_dense_mma(&P->csr, &P->dense, d, P->k, spx__cuda_sm_count(ctx));
 }

@@ -98,6 +98,9 @@ typedef struct cuda_plan {
     spx_cuda_densified dense;
     bool dense_mma;       /* DENSE: the GEMM is spx's own where B's rows start on 16 bytes */
     bool dense_wgmma;     /* ... its wgmma kernel (spmm_dense_wgmma.cu), else spmm_dense_mma.cu's */
+    spx_cuda_wgmma_shape wgmma; /* ... its tiles and parts of k */
+    float *wgmma_partial;       /* ... the parts' sums (more than one part) */
+    int *wgmma_arrived;         /* ... a counter per tile, zero between launches */
     int32_t *rows_sorted; /* rows grouped by bin; NULL: 0, 1, ... */
     plan_bin bins[NBINS];
     int group;                  /* lanes covering the columns in the row kernels (group x 16 bytes) */

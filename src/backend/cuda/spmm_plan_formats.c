@@ -442,9 +442,11 @@ bool spx__plan_dense_fix_from_c(spx_ctx *ctx, const cuda_plan *P)
  * 32.9). It still writes C pair by pair, and one tile's stores do not
  * overlap another's loads, so a large C with a short k runs at half
  * cuBLASLt's rate (2048 x 512 x 4096: 31.5 us against 15.2, 24 by cuBLASLt's
- * route): C of at most DENSE_WGMMA_MAX_OUTPUT elements. And each block walks
- * all of k: past DENSE_MMA_MAX_K it needs 64 x 64 tiles for nine SMs in ten
- * (512 x 4608 x 256 gives 32 blocks: 27.5 us against 16.5). */
+ * route): C of at most DENSE_WGMMA_MAX_OUTPUT elements. And past
+ * DENSE_MMA_MAX_K it needs 64 x 64 tiles for nine SMs in ten, or k cut into
+ * parts (spx__cuda_dense_wgmma_shape), which a block would otherwise walk
+ * whole (512 x 4608 x 256 gives 32 blocks: 27.5 us against 16.5 by
+ * cuBLASLt's route; in 4-8 parts 13-14 us against 18-20). */
 #define DENSE_MMA_MAX_FLOPS 1.3e9
 #define DENSE_MMA_MAX_K 1152
 #define DENSE_MMA_MAX_FLOPS_ROUNDED 6e8
@@ -470,10 +472,13 @@ bool spx__plan_dense_mma_pays(spx_ctx *ctx, const cuda_plan *P)
     const spx_dtype t = spx__plan_operand_type(P);
     const bool rounded = P->dtype != t;
     const double flops = 2.0 * (double)P->m * (double)P->k * (double)P->n;
+#ifdef SPX_HAVE_WGMMA
     if (spx__plan_dense_wgmma(ctx, P))
         return flops <= DENSE_WGMMA_MAX_FLOPS && (double)P->m * (double)P->n <= DENSE_WGMMA_MAX_OUTPUT &&
                (P->k <= DENSE_MMA_MAX_K ||
-                10 * ((P->m + 63) / 64) * ((P->n + 63) / 64) >= 9 * spx__cuda_sm_count(ctx));
+                10 * ((P->m + 63) / 64) * ((P->n + 63) / 64) >= 9 * spx__cuda_sm_count(ctx) ||
+                spx__cuda_dense_wgmma_shape(P->m, P->n, P->k, spx__cuda_sm_count(ctx)).splits > 1);
+#endif
     return (t == SPX_BF16 || t == SPX_F16) && P->k <= (rounded ? DENSE_MMA_MAX_K_ROUNDED : DENSE_MMA_MAX_K) &&
            flops <= (rounded ? DENSE_MMA_MAX_FLOPS_ROUNDED : DENSE_MMA_MAX_FLOPS);
 }
@@ -523,6 +528,28 @@ spx_status spx__plan_prepare_dense(spx_ctx *ctx, cuda_plan *P, const spx_matrix 
                                                   spx__cuda(ctx)->stream),
                              "writing A out densely")))
         return s;
+    char parts[128] = "";
+#ifdef SPX_HAVE_WGMMA
+    if (P->dense_wgmma) {
+        const spx_cuda_wgmma_shape *w = &P->wgmma;
+        P->wgmma = spx__cuda_dense_wgmma_shape(P->m, P->n, P->k, spx__cuda_sm_count(ctx));
+        if (w->splits > 1 &&
+            ((s = spx__plan_alloc(ctx, P, (void **)&P->wgmma_partial,
+                                  (size_t)(w->tiles * w->splits * w->bm * w->bn) * sizeof(float),
+                                  "the own GEMM's parts of k")) ||
+             (s = spx__plan_alloc(ctx, P, (void **)&P->wgmma_arrived, (size_t)w->tiles * sizeof(int),
+                                  "the own GEMM's parts of k")) ||
+             (s = spx__cuda_check(ctx,
+                                  cudaMemsetAsync(P->wgmma_arrived, 0, (size_t)w->tiles * sizeof(int),
+                                                  spx__cuda(ctx)->stream),
+                                  "the own GEMM's parts of k"))))
+            return s;
+        if (w->splits > 1)
+            snprintf(parts, sizeof parts, ", k in %d parts of %d whose sums are added in a fixed order", w->splits,
+                     64 * w->part);
+        snprintf(parts + strlen(parts), sizeof parts - strlen(parts), ", %d x %d tiles", w->bm, w->bn);
+    }
+#endif
     if ((s = compress_along_k(ctx, P, A)) || (s = spx__cuda_sync(ctx)))
         return s;
     const double cells = (double)P->m * (double)P->k;
@@ -535,10 +562,10 @@ spx_status spx__plan_prepare_dense(spx_ctx *ctx, cuda_plan *P, const spx_matrix 
     char gemm[512];
     if (P->dense_mma)
         snprintf(gemm, sizeof gemm,
-                 "spx's own kernel in one launch (%s): B read in place%s, the elements whose sum is not finite "
+                 "spx's own kernel in one launch (%s)%s: B read in place%s, the elements whose sum is not finite "
                  "computed again from A's rows (where B's rows do not start on 16 bytes: cuBLASLt on %s)",
-                 P->dense_wgmma ? "wgmma" : "mma.sync", P->dtype == SPX_F32 ? " and rounded in shared memory" : "",
-                 b_read);
+                 P->dense_wgmma ? "wgmma" : "mma.sync", parts,
+                 P->dtype == SPX_F32 ? " and rounded in shared memory" : "", b_read);
     else
         snprintf(gemm, sizeof gemm, "cuBLASLt on %s", b_read);
     snprintf(why, whylen, "op(A) written out densely (%.1f MB, %.1f%% of its cells hold entries), %s GEMM by %s",
