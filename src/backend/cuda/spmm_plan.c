@@ -851,7 +851,11 @@ static int block_rows_pay(spx_ctx *ctx, const cuda_plan *P, char *why, size_t wh
  * each block walks (H200, bf16: 7-8 us at k = 128, 11-12 us at k = 512, at
  * N = 256-4096), while the sparse kernels' grows with nnz x N (about 1 us
  * per 2.5e6): the least work is then DENSE_MIN_WORK_OWN_GEMM_PER_K x k and
- * the share DENSE_SHARE_OWN_GEMM. On DLMC layers of 64-512 rows it took
+ * the share DENSE_SHARE_OWN_GEMM (never more than cuBLASLt's least work,
+ * which the own GEMM beats where it runs: its wgmma kernel cuts a long k into
+ * parts; 512 x 4608 at 95 % sparsity, N = 256, went from cuBLASLt's route,
+ * 18-20 us, to the sparse kernels, 26.7, under 8e3 x k alone; it takes 14 us).
+ * On DLMC layers of 64-512 rows it took
  * 7-11 us where AUTO's sparse kernels had taken 9-19, and lost at 2 % of the
  * cells and at k = 512 with nnz x N = 6.7e6 (10.8 us against 8.6); with k
  * up to 1152 for 16-bit data, the 128 x 1152 layers at N = 4096 took 15.5 us
@@ -887,11 +891,12 @@ static bool dense_pays(spx_ctx *ctx, const cuda_plan *P, bool tiled, char *why, 
     /* B's rows start on 16 bytes where ldb = N (the plan cannot know ldb) */
     const bool own = spx__plan_dense_mma_pays(ctx, P) && P->n * (int64_t)spx_dtype_size(P->dtype) % 16 == 0;
     const double cells = (double)P->m * (double)P->k,
-                 min_work = own && data16                ? DENSE_MIN_WORK_OWN_GEMM_PER_K * (double)P->k
-                            : own                        ? DENSE_MIN_WORK_OWN_GEMM_ROUNDED_PER_K * (double)P->k
-                            : data16 && tiled            ? DENSE_MIN_WORK_16_OVER_TILED
+                 cublaslt = data16 && tiled              ? DENSE_MIN_WORK_16_OVER_TILED
                             : dense_on_tensor_cores(P) ? DENSE_MIN_WORK_TC
-                                                       : DENSE_MIN_WORK_F32;
+                                                       : DENSE_MIN_WORK_F32,
+                 own_k = (data16 ? DENSE_MIN_WORK_OWN_GEMM_PER_K : DENSE_MIN_WORK_OWN_GEMM_ROUNDED_PER_K) *
+                         (double)P->k,
+                 min_work = own && own_k < cublaslt ? own_k : cublaslt;
     const int64_t share = own && !spx__plan_dense_wgmma(ctx, P) ? DENSE_SHARE_OWN_GEMM : dense_share(P);
     if (!share || P->n < DENSE_MIN_N || cells == 0 || (double)P->csr.nnz * (double)share < cells ||
         (double)P->csr.nnz * (double)P->n < min_work ||
