@@ -268,14 +268,13 @@ extern "C" spx_cuda_wgmma_shape
 spx__cuda_dense_wgmma_shape(int64_t m, int64_t n, int64_t k, int64_t sms) {
   const int64_t rows = (m + 63) / 64, cols = (n + 127) / 128,
                 enough = sms * 9 / 10, kts = (k + 63) / 64;
-  spx_cuda_wgmma_shape sh = {64, 64, 6, 1, (int)kts, 0};
+  spx_cuda_wgmma_shape sh = {64, 64, 1, (int)kts, 0};
   int per_sm = 2;
   if (((rows + 1) / 2) * cols >= enough) {
     sh.bm = sh.bn = 128;
     per_sm = 1;
   } else if (rows * cols >= enough) {
     sh.bn = 128;
-    sh.stages = 4;
   }
   sh.tiles = ((m + sh.bm - 1) / sh.bm) * ((n + sh.bn - 1) / sh.bn);
   int64_t splits = kts >= WG_SPLIT_MIN_STEPS && 2 * sh.tiles <= sms
