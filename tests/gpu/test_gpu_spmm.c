@@ -340,6 +340,17 @@ static void whole_rows_shapes(void)
             auto_plan_says(A, 200, "warps per row and column tile", name);
         shape_matrix(A, name, SPX_CSR, NULL, n_two_tiles, 1);
     }
+    /* Short rows that fill the GPU four times over with warps taking 4
+     * adjacent rows each (row_runs_pay in the CUDA plan: rows of at most 32
+     * entries): 120000 rows of 1-12 entries, two in three empty (two bins:
+     * the runs walk the sorted row list), at N = 130 (two column tiles,
+     * 16-byte rows: 60000 warps, four waves of 64 per SM up to 234 SMs) and
+     * N = 250 (rows off 16 bytes: spread lanes). */
+    static const int64_t n_runs[] = {130, 250};
+    A = build_random_rows(120000, 50000, 1, 12, 3, SPX_INDEX_I32);
+    if (A && gpu && 60000 >= 4 * 64 * di.sm_count)
+        auto_plan_says(A, 130, "each warp taking 4 adjacent rows one after another", "120000x50000 1..12/row");
+    shape_matrix(A, "120000x50000 1..12/row", SPX_CSR, NULL, n_runs, 2);
     /* TILED in wide blocks (tiled_wide in the CUDA plan): a pruned 256 x
      * 1024 layer at N = 1000 gives 4 x 32 blocks of 64 rows, and k = 1024
      * rows of a 128-byte tile miss half an SM's shared memory but fit a whole

@@ -78,6 +78,12 @@ typedef struct spx_cuda_row_segment {
 cudaError_t spx__cuda_launch_rows(const spx_cuda_csr *A, const int32_t *rows,
                                   const spx_cuda_row_segment *segs, int nsegs, int group,
                                   const spx_cuda_dense_args *d);
+/* A warp per column tile of 32 16-byte vectors (at most 65535 tiles) for
+ * every row of the list (rows[0 .. nrows), NULL: 0, 1, ...), each warp taking
+ * SPX_CUDA_ROW_RUN adjacent rows one after another. */
+#define SPX_CUDA_ROW_RUN 4
+cudaError_t spx__cuda_launch_row_runs(const spx_cuda_csr *A, const int32_t *rows, int64_t nrows,
+                                      const spx_cuda_dense_args *d);
 /* Several warps per row (rows[offset .. offset + nrows)), fixed-order reduction. */
 cudaError_t spx__cuda_launch_block_rows(const spx_cuda_csr *A, const int32_t *rows, int64_t offset,
                                         int64_t nrows, int warps, int group,

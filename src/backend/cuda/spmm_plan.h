@@ -37,6 +37,13 @@
 #define BLOCK_ROWS_MAX_SPREAD 2.5
 #define BLOCK_ROWS_PER_SM 24
 #define BLOCK_ROWS_ENTRIES 64
+/* Where merge path would be taken and neither of the above pays, AUTO gives
+ * every row a warp that takes SPX_CUDA_ROW_RUN adjacent rows one after
+ * another (row_runs_pay in spmm_plan.c) when rows hold at most
+ * ROW_RUNS_MAX_ROW entries and those warps fill the GPU ROW_RUNS_MIN_WAVES
+ * times */
+#define ROW_RUNS_MAX_ROW 32
+#define ROW_RUNS_MIN_WAVES 4
 /* the dense path (dense_pays in spmm_plan.c): the GEMM's useful flop rate
  * over the sparse kernels', on CUDA cores (exact f32), on tensor cores at
  * tf32 and at twice that rate with 16-bit operands (bf16 and f16 precisions;
@@ -105,6 +112,7 @@ typedef struct cuda_plan {
     plan_bin bins[NBINS];
     int group;                  /* lanes covering the columns in the row kernels (group x 16 bytes) */
     int row_warps;              /* AUTO, every bin: 1 a warp per row (warp_rows_pay), W > 1 W warps (block_rows_pay) */
+    int row_runs;               /* AUTO, every bin: warps take SPX_CUDA_ROW_RUN adjacent rows (row_runs_pay) */
     int64_t panel;              /* columns per tile of the row kernels (0: as wide as the group allows) */
     int slabs;                  /* slabs of A's columns (0: none); each column tile of `panel` runs slab by slab */
     int64_t *slab_starts;       /* (slabs - 1) x m: where each row's entries of slabs 1 .. slabs - 1 start */
