@@ -348,8 +348,17 @@ static void whole_rows_shapes(void)
      * N = 250 (rows off 16 bytes: spread lanes). */
     static const int64_t n_runs[] = {130, 250};
     A = build_random_rows(120000, 50000, 1, 12, 3, SPX_INDEX_I32);
-    if (A && gpu && 60000 >= 4 * 64 * di.sm_count)
+    if (A && gpu && 60000 >= 4 * 64 * di.sm_count) {
         auto_plan_says(A, 130, "each warp taking 4 adjacent rows one after another", "120000x50000 1..12/row");
+        /* asked column panels: not the runs, whose tiles are 32 vectors wide
+         * (here merge path, which ignores panels, as before the runs) */
+        spx_spmm_options o = {.alg = SPX_SPMM_AUTO, .panel_cols = 64};
+        spx_spmm_plan *plan = NULL;
+        CHECK_OK(g_ctx, spx_spmm_plan_create(g_ctx, SPX_OP_NONE, A, 130, SPX_F32, &o, &plan));
+        if (plan && strstr(spx_spmm_plan_explain(plan), "adjacent rows"))
+            TFAIL("120000x50000 1..12/row, panels of 64: %s", spx_spmm_plan_explain(plan));
+        spx_spmm_plan_destroy(plan);
+    }
     shape_matrix(A, "120000x50000 1..12/row", SPX_CSR, NULL, n_runs, 2);
     /* TILED in wide blocks (tiled_wide in the CUDA plan): a pruned 256 x
      * 1024 layer at N = 1000 gives 4 x 32 blocks of 64 rows, and k = 1024

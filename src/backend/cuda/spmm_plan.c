@@ -1216,7 +1216,10 @@ spx_status spx__cuda_spmm_plan_create(spx_ctx *ctx, const spx_spmm_args *a, void
             break;
         if (P->alg == SPX_SPMM_AUTO && merge_pays(ctx, P, why, sizeof why)) {
             P->row_warps = warp_rows_pay(ctx, P, why, sizeof why) ? 1 : block_rows_pay(ctx, P, why, sizeof why);
-            P->row_runs = !P->row_warps && row_runs_pay(ctx, P, why, sizeof why);
+            /* not with asked column panels: the runs' tiles are 32 vectors wide
+             * (spx.h: panels apply where AUTO ends on the row kernels) */
+            const bool panels = opts.panel_cols > 0 && opts.panel_cols < P->n;
+            P->row_runs = !P->row_warps && !panels && row_runs_pay(ctx, P, why, sizeof why);
             if (!P->row_warps && !P->row_runs) {
                 P->alg = SPX_SPMM_MERGE_PATH;
                 s = prepare_merge(ctx, P);

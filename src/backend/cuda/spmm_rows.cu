@@ -175,6 +175,19 @@ rows_params<T> make_params(const spx_cuda_dense_args *d, int group)
     return p;
 }
 
+// make_params over op(A)'s CSR and the row list
+template <typename T>
+rows_params<T> csr_params(const spx_cuda_csr *A, const int32_t *rows, const spx_cuda_dense_args *d, int group)
+{
+    rows_params<T> p = make_params<T>(d, group);
+    p.rowptr = A->rowptr;
+    p.row_end = A->row_end ? A->row_end : A->rowptr + 1;
+    p.colidx = A->colidx;
+    p.vals = static_cast<const T *>(A->vals);
+    p.rows = rows;
+    return p;
+}
+
 unsigned grid_y(int64_t n, int64_t tile_cols)
 {
     int64_t gy = (n + tile_cols - 1) / tile_cols;
@@ -185,12 +198,7 @@ template <typename T, int V, bool SPREAD>
 cudaError_t launch_rows_t(const spx_cuda_csr *A, const int32_t *rows, const spx_cuda_row_segment *segs,
                           int nsegs, int group, const spx_cuda_dense_args *d)
 {
-    rows_params<T> p = make_params<T>(d, group);
-    p.rowptr = A->rowptr;
-    p.row_end = A->row_end ? A->row_end : A->rowptr + 1;
-    p.colidx = A->colidx;
-    p.vals = static_cast<const T *>(A->vals);
-    p.rows = rows;
+    rows_params<T> p = csr_params<T>(A, rows, d, group);
     int64_t blocks = 0;
     for (int s = 0; s < nsegs; s++) {
         p.first_block[p.nsegs] = blocks;
@@ -231,12 +239,7 @@ cudaError_t launch_sell_t(const spx_cuda_sell *A, int group, const spx_cuda_dens
 template <typename T, int V, bool SPREAD>
 cudaError_t launch_row_runs_t(const spx_cuda_csr *A, const int32_t *rows, int64_t nrows, const spx_cuda_dense_args *d)
 {
-    rows_params<T> p = make_params<T>(d, 32);
-    p.rowptr = A->rowptr;
-    p.row_end = A->row_end ? A->row_end : A->rowptr + 1;
-    p.colidx = A->colidx;
-    p.vals = static_cast<const T *>(A->vals);
-    p.rows = rows;
+    rows_params<T> p = csr_params<T>(A, rows, d, 32);
     p.seg_rows[0] = nrows;
     const int64_t blocks = ((nrows + SPX_CUDA_ROW_RUN - 1) / SPX_CUDA_ROW_RUN + 3) / 4;
     const int64_t tiles = (d->n + 32 * V - 1) / (32 * V);
@@ -250,12 +253,7 @@ template <typename T, int V, bool SPREAD>
 cudaError_t launch_block_rows_t(const spx_cuda_csr *A, const int32_t *rows, int64_t offset, int64_t nrows,
                                 int warps, int group, const spx_cuda_dense_args *d)
 {
-    rows_params<T> p = make_params<T>(d, group);
-    p.rowptr = A->rowptr;
-    p.row_end = A->row_end ? A->row_end : A->rowptr + 1;
-    p.colidx = A->colidx;
-    p.vals = static_cast<const T *>(A->vals);
-    p.rows = rows;
+    rows_params<T> p = csr_params<T>(A, rows, d, group);
     p.seg_offset[0] = offset;
     size_t smem = (size_t)warps * group * V * sizeof(typename acc_of<T>::type);
     block_rows_kernel<T, V, SPREAD><<<dim3((unsigned)nrows, grid_y(d->n, (int64_t)group * V)), 32 * warps, smem, d->stream>>>(p);
