@@ -844,9 +844,9 @@ static int block_rows_pay(spx_ctx *ctx, const cuda_plan *P, char *why, size_t wh
  * rows come from DRAM; runs of 2 or 8 rows were slower than 4. */
 static bool row_runs_pay(spx_ctx *ctx, const cuda_plan *P, char *why, size_t whylen)
 {
-    const int64_t warps = (P->m + SPX_CUDA_ROW_RUN - 1) / SPX_CUDA_ROW_RUN * column_tiles(P, 32);
+    const int64_t tiles = column_tiles(P, 32), warps = (P->m + SPX_CUDA_ROW_RUN - 1) / SPX_CUDA_ROW_RUN * tiles;
     if (P->dtype != SPX_F32 || spx__plan_group_for_n(P->n, P->dtype) != 32 || P->max_row > ROW_RUNS_MAX_ROW ||
-        column_tiles(P, 32) > 65535 || warps < ROW_RUNS_MIN_WAVES * 64 * spx__cuda_sm_count(ctx))
+        tiles > 65535 || warps < ROW_RUNS_MIN_WAVES * 64 * spx__cuda_sm_count(ctx))
         return false;
     snprintf(why, whylen,
              "a warp per row and column tile, each warp taking %d adjacent rows one after another (%lld warps), "

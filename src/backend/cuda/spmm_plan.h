@@ -112,7 +112,7 @@ typedef struct cuda_plan {
     plan_bin bins[NBINS];
     int group;                  /* lanes covering the columns in the row kernels (group x 16 bytes) */
     int row_warps;              /* AUTO, every bin: 1 a warp per row (warp_rows_pay), W > 1 W warps (block_rows_pay) */
-    int row_runs;               /* AUTO, every bin: warps take SPX_CUDA_ROW_RUN adjacent rows (row_runs_pay) */
+    bool row_runs;              /* AUTO, every bin: warps take SPX_CUDA_ROW_RUN adjacent rows (row_runs_pay) */
     int64_t panel;              /* columns per tile of the row kernels (0: as wide as the group allows) */
     int slabs;                  /* slabs of A's columns (0: none); each column tile of `panel` runs slab by slab */
     int64_t *slab_starts;       /* (slabs - 1) x m: where each row's entries of slabs 1 .. slabs - 1 start */
