@@ -20,6 +20,29 @@ __device__ __forceinline__ int64_t warp_max(int64_t v)
     return v;
 }
 
+// acc += the sub-group's `mine` entries of a chunk that the team holds one a
+// lane (col, v): entries sub, sub + S, sub + 2S, ... (S sub-groups), U at a
+// time, broadcast with shuffles. jmax: the largest `mine` of the warp.
+template <typename T, int V, typename Src>
+__device__ __forceinline__ void chunk_accumulate(int col, typename acc_of<T>::type v, int mine, int jmax, int team,
+                                                 int sub, int S, const Src &src, int count,
+                                                 typename acc_of<T>::type (&acc)[V])
+{
+    typedef typename acc_of<T>::type A;
+    constexpr int U = SPX_SPMM_IN_FLIGHT; // entries in flight per lane (8 measured slower: registers)
+    for (int j0 = 0; j0 < jmax; j0 += U) {
+        int cj[U];
+        A vj[U];
+#pragma unroll
+        for (int u = 0; u < U; u++) {
+            const int from = ((j0 + u) * S + sub) & (team - 1);
+            cj[u] = __shfl_sync(SPX_FULL_MASK, col, from, team);
+            vj[u] = __shfl_sync(SPX_FULL_MASK, v, from, team);
+        }
+        fma_rows<T, V, U>(src, cj, vj, mine - j0, count, acc);
+    }
+}
+
 // acc += the team's share of sum_{q in row} A(q) * B(col(q), lane's columns),
 // B's rows as src gives them (b_global and the like).
 // Every lane of the warp calls this together (shuffles); lanes whose team has
@@ -31,7 +54,6 @@ __device__ __forceinline__ void team_accumulate(const int32_t *__restrict__ coli
                                                 const Src &src, int count, typename acc_of<T>::type (&acc)[V])
 {
     typedef typename acc_of<T>::type A;
-    constexpr int U = SPX_SPMM_IN_FLIGHT; // entries in flight per lane (8 measured slower: registers)
     const int tl = (threadIdx.x & 31) & (team - 1), sub = tl / G, S = team / G;
     const int64_t chunks = warp_max((len + team - 1) / team);
     for (int64_t c = 0; c < chunks; c++) {
@@ -47,18 +69,8 @@ __device__ __forceinline__ void team_accumulate(const int32_t *__restrict__ coli
         const int cnt = left >= team ? team : (left > 0 ? (int)left : 0);
         // this sub-group takes entries sub, sub + S, sub + 2S, ... of the chunk
         const int mine = cnt > sub ? (cnt - sub + S - 1) / S : 0;
-        const int jmax = (int)__reduce_max_sync(SPX_FULL_MASK, (unsigned)mine);
-        for (int j0 = 0; j0 < jmax; j0 += U) {
-            int cj[U];
-            A vj[U];
-#pragma unroll
-            for (int u = 0; u < U; u++) {
-                const int from = ((j0 + u) * S + sub) & (team - 1);
-                cj[u] = __shfl_sync(SPX_FULL_MASK, col, from, team);
-                vj[u] = __shfl_sync(SPX_FULL_MASK, v, from, team);
-            }
-            fma_rows<T, V, U>(src, cj, vj, mine - j0, count, acc);
-        }
+        chunk_accumulate<T, V>(col, v, mine, (int)__reduce_max_sync(SPX_FULL_MASK, (unsigned)mine), team, sub, S, src,
+                               count, acc);
     }
     if (REDUCE)
         for (int o = G; o < team; o <<= 1) // same order every run: bit-exact

@@ -83,37 +83,78 @@ __global__ void __launch_bounds__(256, sizeof(T) == 4 ? 4 : 1) rows_kernel(const
 
 // RUNS: a warp per column tile of 32 16-byte vectors (blockIdx.y) takes
 // SPX_CUDA_ROW_RUN adjacent slots of the list (seg_rows[0] of them) one after
-// another, in blocks of 128 threads. Rows of a few entries are bound by the
-// instructions and waits each one costs, not by bytes: here the team is a
-// constant warp, so rows_kernel's team arithmetic folds away, and a warp's
-// rows follow one another without a block's start and end between them
-// (H100, 3D Laplacian 100^3 at N = 128: 0.87 ms in rows_kernel's warp per
-// row, 0.54 here).
+// another, in blocks of 128 threads. Short rows are bound by the chain of
+// dependent loads each one waits on (row number, row start, entries, B), not
+// by bytes. So the warp reads its rows' starts and lengths at once (lane r
+// holds row r), loads the next row's first 32 entries while this row's B
+// segments are in flight, and its team is a constant warp (none of
+// rows_kernel's team arithmetic). Rows and their lengths fit 32 bits (the
+// backend's bound on m and k; CSR rows hold no duplicates). Ten blocks an SM
+// for f32 (48 registers, a few bytes spilled): more warps in flight paid more
+// than the registers (H100, 3D Laplacian 100^3 at N = 128: 0.87 ms in
+// rows_kernel's warp per row, 0.54 in runs, 0.47 with the entries loaded
+// ahead and ten blocks; docs/PERFORMANCE.md). The loop over chunks of 32
+// entries spilled least: written for rows of at most 32 entries alone, the
+// kernel spilled 36 bytes instead of 12 and took 0.50 ms.
 template <typename T, int V, bool SPREAD>
-__global__ void __launch_bounds__(128, sizeof(T) == 4 ? 8 : 1) row_runs_kernel(const rows_params<T> p)
+__global__ void __launch_bounds__(128, sizeof(T) == 4 ? 10 : 1) row_runs_kernel(const rows_params<T> p)
 {
     typedef typename acc_of<T>::type A;
+    constexpr int R = SPX_CUDA_ROW_RUN;
+    static_assert(R <= 32, "a lane holds each row of a run");
     const int lane = threadIdx.x & 31;
-    const int64_t first = ((int64_t)blockIdx.x * 128 + threadIdx.x) / 32 * SPX_CUDA_ROW_RUN, nrows = p.seg_rows[0];
+    const int64_t first = ((int64_t)blockIdx.x * 128 + threadIdx.x) / 32 * R, nrows = p.seg_rows[0];
     const lane_cols lc = lane_cols_of<V, SPREAD>(blockIdx.y, 32, lane, p.d.n);
+    const auto src = b_in_global<SPREAD>(p.d.B, p.d.ldb, lc);
+    int my_row = -1, my_len = 0;
+    int64_t my_start = 0;
+    if (lane < R && first + lane < nrows) {
+        my_row = p.rows ? p.rows[first + lane] : (int)(first + lane);
+        my_start = p.rowptr[my_row];
+        my_len = (int)(p.row_end[my_row] - my_start);
+    }
+    // lane i: entry i of run row r (col, v), then of row r + 1 (next_col, next_v)
+    int col = 0;
+    A v = A(0);
+    const int64_t start0 = __shfl_sync(SPX_FULL_MASK, my_start, 0);
+    if (lane < __shfl_sync(SPX_FULL_MASK, my_len, 0)) {
+        col = p.colidx[start0 + lane];
+        v = a_value(p.vals, start0 + lane);
+    }
 #pragma unroll 1
-    for (int r = 0; r < SPX_CUDA_ROW_RUN; r++) { // the same trips for the whole warp
-        const int64_t slot = first + r;
-        int64_t row = -1, start = 0, len = 0;
-        if (slot < nrows) {
-            row = p.rows ? p.rows[slot] : slot;
-            start = p.rowptr[row];
-            len = p.row_end[row] - start;
+    for (int r = 0; r < R; r++) { // the same trips for the whole warp
+        const int row = __shfl_sync(SPX_FULL_MASK, my_row, r), len = __shfl_sync(SPX_FULL_MASK, my_len, r);
+        const int64_t start = __shfl_sync(SPX_FULL_MASK, my_start, r);
+        int next_col = 0;
+        A next_v = A(0);
+        if (r + 1 < R) {
+            const int64_t next = __shfl_sync(SPX_FULL_MASK, my_start, r + 1);
+            if (lane < __shfl_sync(SPX_FULL_MASK, my_len, r + 1)) {
+                next_col = p.colidx[next + lane];
+                next_v = a_value(p.vals, next + lane);
+            }
         }
         A acc[V];
 #pragma unroll
         for (int t = 0; t < V; t++)
             acc[t] = A(0);
-        team_accumulate<T, V, true>(p.colidx, p.vals, start, len, 1, 32, 32, b_in_global<SPREAD>(p.d.B, p.d.ldb, lc),
-                                    lc.count, acc);
+        for (int c = 0; c < len; c += 32) {
+            if (c > 0) {
+                col = 0;
+                v = A(0);
+                if (c + lane < len) {
+                    col = p.colidx[start + c + lane];
+                    v = a_value(p.vals, start + c + lane);
+                }
+            }
+            const int cnt = len - c < 32 ? len - c : 32;
+            chunk_accumulate<T, V>(col, v, cnt, cnt, 32, 0, 1, src, lc.count, acc);
+        }
         if (row >= 0 && lc.count > 0)
-            store_epilogue<T, V>(p.d.C + row * p.d.ldc + lc.first, lc.count, lc.step, acc, p.d.alpha, p.d.beta,
-                                 p.d.c_vec);
+            store_epilogue<T, V>(p.d.C + (int64_t)row * p.d.ldc + lc.first, lc.count, lc.step, acc, p.d.alpha,
+                                 p.d.beta, p.d.c_vec);
+        col = next_col;
+        v = next_v;
     }
 }
 
