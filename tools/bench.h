@@ -53,7 +53,7 @@ typedef struct bench_opts {
     int64_t repeat, warmup;
     double budget_ms; /* per implementation and case: fewer repeats past this */
     spx_precision precision;
-    spx_dtype dtype;    /* values of A, B and C: f32, f16 or bf16 (cuSPARSE gets the same) */
+    spx_dtype dtype;    /* values of A, B and C: f32, f64, f16 or bf16 (cuSPARSE gets the same) */
     int64_t panel_cols; /* spx_spmm_options.panel_cols for every spx plan */
     int64_t k_slabs;    /* spx_spmm_options.k_slabs for every spx plan that takes it */
     spx_spmm_alg algs[BENCH_MAX_ALGS];
@@ -184,10 +184,13 @@ bool bench_time_once(bench *b, bench_step fn, bench_job *j, void *arg, double *m
                      size_t en);
 bool bench_cuda_ok(cudaError_t e, const char *what, char *err, size_t en);
 double bench_median(double *t, int n);
-/* Value types of a run (f32, f16, bf16): the CUDA type, and n f32 values
- * converted to the type (round to nearest even). */
+/* Value types of a run (f32, f64, f16, bf16): the CUDA type, cuSPARSE's
+ * compute type (f64 for f64, else f32), and n f32 values converted to the
+ * type (16 bits: round to nearest even). */
 cudaDataType bench_cuda_type(spx_dtype t);
+cudaDataType bench_compute_type(spx_dtype t);
 void bench_narrow(spx_dtype t, const float *x, void *y, size_t n);
+static inline bool bench_data16(spx_dtype t) { return t == SPX_F16 || t == SPX_BF16; }
 
 /* ---- cases (bench_cases.c) ---------------------------------------------------- */
 

@@ -51,24 +51,38 @@ double bench_median(double *t, int n)
 
 cudaDataType bench_cuda_type(spx_dtype t)
 {
-    return t == SPX_F16 ? CUDA_R_16F : t == SPX_BF16 ? CUDA_R_16BF : CUDA_R_32F;
+    return t == SPX_F16 ? CUDA_R_16F : t == SPX_BF16 ? CUDA_R_16BF : t == SPX_F64 ? CUDA_R_64F : CUDA_R_32F;
 }
 
+cudaDataType bench_compute_type(spx_dtype t) { return t == SPX_F64 ? CUDA_R_64F : CUDA_R_32F; }
+
+/* f32 values (B and A are drawn in f32) in the run's type: 16-bit types
+ * round, f64 widens exactly. */
 void bench_narrow(spx_dtype t, const float *x, void *y, size_t n)
 {
     uint16_t *h = y;
+    double *w = y;
     if (t == SPX_F32)
         memcpy(y, x, n * sizeof *x);
+    else if (t == SPX_F64)
+        for (size_t i = 0; i < n; i++)
+            w[i] = x[i];
     else
         for (size_t i = 0; i < n; i++)
             h[i] = t == SPX_BF16 ? spx__float_to_bf16(x[i]) : spx__float_to_half(x[i]);
 }
 
+/* The run's values back in f32 for the checks (f64 C rounds: the checks'
+ * bounds are 1e-4 and up). */
 static void widen(spx_dtype t, const void *x, float *y, size_t n)
 {
     const uint16_t *h = x;
+    const double *w = x;
     if (t == SPX_F32)
         memcpy(y, x, n * sizeof *y);
+    else if (t == SPX_F64)
+        for (size_t i = 0; i < n; i++)
+            y[i] = (float)w[i];
     else
         for (size_t i = 0; i < n; i++)
             y[i] = t == SPX_BF16 ? spx__bf16_to_float(h[i]) : spx__half_to_float(h[i]);
@@ -301,7 +315,7 @@ static bool job_setup(bench *b, bench_mat *M, int64_t n, bench_job *j, char *err
     j->hB = malloc(sizeof *j->hB * bcount * (size_t)j->nsets);
     j->cref = malloc(sizeof *j->cref * ccount);
     j->cwork = malloc(sizeof *j->cwork * ccount);
-    if (dtype != SPX_F32) /* 16-bit C read back, and B narrowed on its way to the device */
+    if (dtype != SPX_F32) /* C read back in its type, and B in it on its way to the device */
         j->craw = malloc(es * (ccount > bcount ? ccount : bcount));
     if (!j->dB || !j->dC || !j->hB || !j->cref || !j->cwork || (dtype != SPX_F32 && !j->craw)) {
         snprintf(err, en, "out of host memory (%.2f GB for the B sets and two copies of C)",
@@ -331,7 +345,7 @@ static bool job_setup(bench *b, bench_mat *M, int64_t n, bench_job *j, char *err
             return false;
         }
         float *hb = j->hB + bcount * (size_t)s;
-        if (j->craw) { /* B in the type, and the host copy rounded to it for the reference */
+        if (j->craw) { /* B in the type, and the host copy rounded to it for the reference (f64: exact) */
             bench_narrow(dtype, hb, j->craw, bcount);
             widen(dtype, j->craw, hb, bcount);
         }
@@ -373,7 +387,7 @@ static void run_spx(bench *b, bench_job *j, spx_spmm_alg alg)
     if (!r)
         return;
     r->precision = spx_precision_name(b->o.precision);
-    r->bound = b->o.dtype != SPX_F32 ? 2e-2 : b->o.precision == SPX_PRECISION_EXACT ? 1e-4 : 1e-2;
+    r->bound = bench_data16(b->o.dtype) ? 2e-2 : b->o.precision == SPX_PRECISION_EXACT ? 1e-4 : 1e-2;
     const bool row_kernels = alg == SPX_SPMM_AUTO || alg == SPX_SPMM_ROW_SPLIT || alg == SPX_SPMM_WARP_ROW ||
                              alg == SPX_SPMM_BLOCK_ROW; /* the algorithms that take k_slabs */
     spx_spmm_options opts = {.alg = alg, .precision = b->o.precision, .panel_cols = b->o.panel_cols,

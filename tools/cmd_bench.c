@@ -18,7 +18,8 @@
 static const char help_text[] =
     "usage: spx bench spmm [--suite quick|full] [--matrix FILE]... [--gen SPEC]...\n"
     "         [--n 32,128] [--dlmc-n 1024] [--repeat R] [--warmup W] [--budget-ms MS]\n"
-    "         [--algs auto,row_split,...|all] [--precision exact|tf32|bf16|f16] [--dtype f32|bf16|f16]\n"
+    "         [--algs auto,row_split,...|all] [--precision exact|tf32|bf16|f16]\n"
+    "         [--dtype f32|f64|bf16|f16]\n"
     "         [--panel W]  (column panel width of AUTO's row kernels, or TILED's and BAND's column tile;\n"
     "                       0: no panels, the planner's tile for TILED and BAND)\n"
     "         [--k-slabs S]  (slabs of A's columns for AUTO and the row kernels; 0: the planner's choice,\n"
@@ -27,7 +28,8 @@ static const char help_text[] =
     "\n"
     "Times spx's SpMM (C = A B, A CSR, B and C row-major on the device, values f32 or as\n"
     "--dtype says) for each algorithm against every cuSPARSE CSR algorithm (the same value\n"
-    "type, f32 accumulation) and dense cuBLAS (sgemm, tf32, bf16; f32 data only) on the\n"
+    "type, f32 accumulation; f64 in f64) and dense cuBLAS (sgemm, tf32, bf16 for f32 data;\n"
+    "the data's type for f16 and bf16; none for f64) on the\n"
     "same inputs, checks every result, and prints a table per matrix and N and a\n"
     "summary. Without --suite, --matrix or --gen the quick suite runs.\n"
     "  --suite quick   uniform 1M x 1M at 8/row, R-MAT scale 18, 3D Laplacian 64^3, the\n"
@@ -138,8 +140,8 @@ static int parse_options(cli_args *a, bench *b, bench_case **cases, int *ncases)
     }
     const char *dtype = cli_str(a, "dtype", "f32");
     if (spx_dtype_from_name(dtype, &o->dtype) != SPX_OK ||
-        (o->dtype != SPX_F32 && o->dtype != SPX_BF16 && o->dtype != SPX_F16)) {
-        cli_usage_error("--dtype expects f32, bf16 or f16, got '%s'", dtype);
+        (o->dtype != SPX_F32 && o->dtype != SPX_F64 && o->dtype != SPX_BF16 && o->dtype != SPX_F16)) {
+        cli_usage_error("--dtype expects f32, f64, bf16 or f16, got '%s'", dtype);
         return CLI_USAGE;
     }
     if (!parse_algs(cli_str(a, "algs", "all"), o))
@@ -266,6 +268,8 @@ static bool setup(bench *b)
     }
     if (!b->o.dense) {
         snprintf(b->blas_na, sizeof b->blas_na, "off (--no-dense)");
+    } else if (b->o.dtype == SPX_F64) {
+        snprintf(b->blas_na, sizeof b->blas_na, "no dense baseline for f64 data");
     } else {
         cublasStatus_t st = cublasCreate(&b->blas);
         if (st != CUBLAS_STATUS_SUCCESS)
@@ -321,7 +325,7 @@ static void print_header(const bench *b)
     printf("values: %s; spx: precision %s, algorithms", spx_dtype_name(b->o.dtype), spx_precision_name(b->o.precision));
     for (int i = 0; i < b->o.nalgs; i++)
         printf("%s %s", i ? "," : "", spx_spmm_alg_name(b->o.algs[i]));
-    printf("\nchecks: each result against cuSPARSE's (relative Frobenius error; bound 1e-4 for f32, "
+    printf("\nchecks: each result against cuSPARSE's (relative Frobenius error; bound 1e-4 for f32 and f64 (C rounded to f32), "
            "1e-2 for tf32/bf16/f16 precision, 2e-2 for f16/bf16 data) and against a float64 host product on sampled rows\n");
     fflush(stdout);
 }
