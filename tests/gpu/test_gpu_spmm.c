@@ -359,7 +359,18 @@ static void whole_rows_shapes(void)
             TFAIL("120000x50000 1..12/row, panels of 64: %s", spx_spmm_plan_explain(plan));
         spx_spmm_plan_destroy(plan);
     }
+    /* the same rows in f64 (16-byte vectors of 2 values: three column tiles
+     * at N = 130, 90000 warps) */
+    spx_matrix *A64 = NULL;
+    if (A)
+        CHECK_OK(g_ctx, spx_matrix_astype(g_ctx, A, SPX_F64, SPX_INDEX_DEFAULT, &A64));
     shape_matrix(A, "120000x50000 1..12/row", SPX_CSR, NULL, n_runs, 2);
+    if (A64 && gpu && 90000 >= 4 * 64 * di.sm_count)
+        auto_plan_says(A64, 130, "each warp taking 4 adjacent rows one after another", "120000x50000 1..12/row f64");
+    tmat t64;
+    if (tmat_make(&t64, A64, SPX_CSR, NULL, "120000x50000 1..12/row f64"))
+        run_shape(&t64, SPX_OP_NONE, SPX_F64, 130, 1);
+    tmat_free(&t64);
     /* TILED in wide blocks (tiled_wide in the CUDA plan): a pruned 256 x
      * 1024 layer at N = 1000 gives 4 x 32 blocks of 64 rows, and k = 1024
      * rows of a 128-byte tile miss half an SM's shared memory but fit a whole
