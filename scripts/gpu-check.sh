@@ -92,6 +92,20 @@ if [ $sanitize = 1 ]; then
       fi
     done
   done
+  # the row runs take short rows only in numbers that fill the GPU four times,
+  # beyond the sections above: a 3D Laplacian 48^3 at N = 130 (two or three
+  # column tiles, B off 16 bytes) through the CLI, checked against ref
+  lap=$(mktemp -d)
+  build-gpu/spx gen laplacian --dims 3 --grid 48 --out "$lap/l48.mtx" > /dev/null
+  for dt in f32 f64; do
+    if compute-sanitizer --tool memcheck --error-exitcode 99 build-gpu/spx spmm "$lap/l48.mtx" --n 130 \
+         --dtype $dt --backend cuda --explain --check --beta 0.5 >> "$OUT/sanitizer.log" 2>&1; then
+      note "sanitizer memcheck spx spmm (row runs, $dt): clean"
+    else
+      note "sanitizer memcheck spx spmm (row runs, $dt): ERRORS (see sanitizer.log)"
+    fi
+  done
+  rm -rf "$lap"
 fi
 
 if [ $bench = 1 ]; then
