@@ -553,12 +553,12 @@ spx_status spx__plan_prepare_dense(spx_ctx *ctx, cuda_plan *P, const spx_matrix 
     if ((s = compress_along_k(ctx, P, A)) || (s = spx__cuda_sync(ctx)))
         return s;
     const double cells = (double)P->m * (double)P->k;
-    const char *b_read = !spx__plan_dense_in_place(P) ? "a copy of B in the GEMM's type"
-                         : spx__plan_dense_fix_from_c(ctx, P)
-                             ? "B in place when beta = 0 (then the pieces of C's rows that hold Inf or NaN computed "
-                               "again from A's rows), else on a copy of B"
-                             : "B in place when beta = 0 (then the columns where B holds Inf or NaN computed again "
-                               "from A's rows), else on a copy of B";
+    char b_read[256] = "a copy of B in the GEMM's type";
+    if (spx__plan_dense_in_place(P))
+        snprintf(b_read, sizeof b_read,
+                 "B in place when beta = 0 (then %s computed again from A's rows), else on a copy of B",
+                 spx__plan_dense_fix_from_c(ctx, P) ? "the pieces of C's rows that hold Inf or NaN"
+                                                    : "the columns where B holds Inf or NaN");
     char gemm[512];
     if (P->dense_mma)
         snprintf(gemm, sizeof gemm,
