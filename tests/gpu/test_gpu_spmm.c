@@ -385,6 +385,17 @@ static void whole_rows_shapes(void)
         di.smem_per_block_optin >= 1025 * 128 && 1025 * 128 > di.smem_per_sm / 2 - 1024)
         auto_plan_says(A, 1000, "every row in 2 pieces", "pruned 256x1024 wide tiled");
     shape_matrix(A, "pruned 256x1024 wide tiled", SPX_CSR, NULL, n_wide, 1);
+    /* TILED's tiles of 16 vectors (tiled_double_tile in the CUDA plan): a
+     * pruned 512 x 2048 layer at 90 % sparsity and N = 4096 needs chunks of k
+     * (2049 rows of a 128-byte tile pass a block's shared memory: no wide
+     * blocks either); AUTO takes TILED with 64 columns a tile (the forced
+     * tile widths with k in chunks: tile_width_cases below) */
+    static const int64_t n_double[] = {130};
+    A = NULL;
+    CHECK_OK(g_ctx, spx_gen_pruned(g_ctx, 512, 2048, 0.9, next_seed(), SPX_F32, SPX_INDEX_DEFAULT, &A));
+    if (A && gpu && 2049 * 128 > di.smem_per_block_optin)
+        auto_plan_says(A, 4096, "rows x 64 columns", "pruned 512x2048 at N = 4096");
+    shape_matrix(A, "pruned 512x2048", SPX_CSR, NULL, n_double, 1);
 }
 
 /* AUTO on f16 and bf16 data (dense_pays and tiled_pays in the CUDA plan): a

@@ -331,6 +331,20 @@ static bool tiled_wide(spx_ctx *ctx, const cuda_plan *P, int64_t row_bytes, int6
            (blocks <= sms || (blocks < 2 * sms && 2 * blocks >= 3 * sms));
 }
 
+/* Whether TILED's planned tile is 16 vectors instead of 8: for f32 at N >=
+ * TILED_DOUBLE_TILE_MIN_N where k needs chunks at 8 vectors and no wide block
+ * holds it (blocks at the fewest rows, as tiled_pays counts them). Every
+ * chunk's pass over A's entries then serves twice the columns. H100, DLMC
+ * layers of k = 1024-4608 at N = 4096, 16 vectors against 8: 1.07-1.15x at
+ * 10-50 % of the cells (the 10 % layers hold just under 10 %), 0.97-1.13x at 5 %, 0.96x at 2 %; at N = 1024
+ * 0.46-1.0x (docs/PERFORMANCE.md). */
+static bool tiled_double_tile(spx_ctx *ctx, const cuda_plan *P)
+{
+    const int64_t q = SPX_CUDA_TILED_ROW_QUANTUM, base = tiled_base_cols(P->dtype), tiles = (P->n + base - 1) / base;
+    return P->dtype == SPX_F32 && P->n >= TILED_DOUBLE_TILE_MIN_N && (P->k + 1) * 8 * 16 > tiled_smem_budget(ctx) &&
+           !tiled_wide(ctx, P, 8 * 16, (P->m + q - 1) / q * tiles);
+}
+
 /* A row's slots in TILED: `count` pieces of about `piece` entries each. */
 typedef struct tiled_unit {
     int64_t piece;
@@ -421,6 +435,8 @@ static spx_status prepare_tiled(spx_ctx *ctx, cuda_plan *P, int64_t forced, char
                              (long long)base, (long long)(2 * base), (long long)(4 * base),
                              spx_dtype_name(P->dtype), (long long)forced);
         t->cols = forced;
+    } else if (tiled_double_tile(ctx, P)) {
+        t->cols = 2 * base;
     }
     const int teams = 32 / spx__cuda_tiled_team_lanes(t->cols / (16 / es)); /* slots of a warp */
 
@@ -533,8 +549,8 @@ static bool tiled_pays(spx_ctx *ctx, const cuda_plan *P, char *why, size_t whyle
     const int64_t q = SPX_CUDA_TILED_ROW_QUANTUM, cols = tiled_base_cols(P->dtype), tiles = (P->n + cols - 1) / cols;
     const int64_t blocks = (P->m + q - 1) / q * tiles;
     const bool one_chunk = (P->k + 1) * 8 * 16 <= tiled_smem_budget(ctx) || tiled_wide(ctx, P, 8 * 16, blocks);
-    if (density < TILED_MIN_DENSITY || (!one_chunk && density < TILED_CHUNKED_MIN_DENSITY) ||
-        2 * blocks < spx__cuda_sm_count(ctx))
+    const double chunked_min = tiled_double_tile(ctx, P) ? TILED_DOUBLE_TILE_MIN_DENSITY : TILED_CHUNKED_MIN_DENSITY;
+    if (density < TILED_MIN_DENSITY || (!one_chunk && density < chunked_min) || 2 * blocks < spx__cuda_sm_count(ctx))
         return false;
     snprintf(why, whylen, "chosen because A holds %.1f%% of its cells, N >= %d and %lld blocks fill the GPU: %s",
              100.0 * density, TILED_MIN_N, (long long)blocks,
