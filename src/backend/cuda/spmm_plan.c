@@ -336,8 +336,8 @@ static bool tiled_wide(spx_ctx *ctx, const cuda_plan *P, int64_t row_bytes, int6
  * holds it (blocks at the fewest rows, as tiled_pays counts them). Every
  * chunk's pass over A's entries then serves twice the columns. H100, DLMC
  * layers of k = 1024-4608 at N = 4096, 16 vectors against 8: 1.07-1.15x at
- * 10-50 % of the cells (the 10 % layers hold just under 10 %), 0.97-1.13x at 5 %, 0.96x at 2 %; at N = 1024
- * 0.46-1.0x (docs/PERFORMANCE.md). */
+ * 10-50 % of the cells (the 10 % layers hold just under 10 %), 0.97-1.13x
+ * at 5 %, 0.96x at 2 %; at N = 1024 0.40-1.0x (docs/PERFORMANCE.md). */
 static bool tiled_double_tile(spx_ctx *ctx, const cuda_plan *P)
 {
     const int64_t q = SPX_CUDA_TILED_ROW_QUANTUM, base = tiled_base_cols(P->dtype), tiles = (P->n + base - 1) / base;
