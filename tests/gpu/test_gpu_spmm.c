@@ -393,9 +393,21 @@ static void whole_rows_shapes(void)
     static const int64_t n_double[] = {130};
     A = NULL;
     CHECK_OK(g_ctx, spx_gen_pruned(g_ctx, 512, 2048, 0.9, next_seed(), SPX_F32, SPX_INDEX_DEFAULT, &A));
-    if (A && gpu && 2049 * 128 > di.smem_per_block_optin)
+    if (A && gpu && 2049 * 128 > di.smem_per_block_optin && 2 * 8 * 64 >= 3 * di.sm_count)
         auto_plan_says(A, 4096, "rows x 64 columns", "pruned 512x2048 at N = 4096");
     shape_matrix(A, "pruned 512x2048", SPX_CSR, NULL, n_double, 1);
+    /* ... but not where 64-row blocks of such tiles would leave SMs idle: 128
+     * rows at N = 4096 give 2 x 64 blocks */
+    A = NULL;
+    CHECK_OK(g_ctx, spx_gen_pruned(g_ctx, 128, 2048, 0.9, next_seed(), SPX_F32, SPX_INDEX_DEFAULT, &A));
+    if (A && gpu && 2 * 2 * 64 < 3 * di.sm_count) {
+        spx_spmm_plan *plan = NULL;
+        CHECK_OK(g_ctx, spx_spmm_plan_create(g_ctx, SPX_OP_NONE, A, 4096, SPX_F32, NULL, &plan));
+        if (plan && strstr(spx_spmm_plan_explain(plan), "x 64 columns"))
+            TFAIL("pruned 128x2048 at N = 4096: %s", spx_spmm_plan_explain(plan));
+        spx_spmm_plan_destroy(plan);
+    }
+    spx_matrix_destroy(A);
 }
 
 /* AUTO on f16 and bf16 data (dense_pays and tiled_pays in the CUDA plan): a

@@ -332,17 +332,20 @@ static bool tiled_wide(spx_ctx *ctx, const cuda_plan *P, int64_t row_bytes, int6
 }
 
 /* Whether TILED's planned tile is 16 vectors instead of 8: for f32 at N >=
- * TILED_DOUBLE_TILE_MIN_N where k needs chunks at 8 vectors and no wide block
- * holds it (blocks at the fewest rows, as tiled_pays counts them). Every
- * chunk's pass over A's entries then serves twice the columns. H100, DLMC
- * layers of k = 1024-4608 at N = 4096, 16 vectors against 8: 1.07-1.15x at
- * 10-50 % of the cells (the 10 % layers hold just under 10 %), 0.97-1.13x
- * at 5 %, 0.96x at 2 %; at N = 1024 0.40-1.0x (docs/PERFORMANCE.md). */
+ * TILED_DOUBLE_TILE_MIN_N where k needs chunks at 8 vectors, no wide block
+ * holds it, and 64-row blocks of 16-vector tiles still give the GPU one and a
+ * half blocks an SM. Every chunk's pass over A's entries then serves twice
+ * the columns. H100, DLMC layers of k = 1024-4608, 16 vectors against 8: at
+ * N = 4096 1.07-1.15x at 10-50 % of the cells (the 10 % layers hold just
+ * under 10 %), 0.97-1.13x at 5 %, 0.96x at 2 %; at N = 2048 1.07-1.28x where
+ * such blocks number 256, 0.82x on the 256-row layers (128 blocks); at N =
+ * 1024 (128 blocks or fewer) 0.40-1.0x (docs/PERFORMANCE.md). */
 static bool tiled_double_tile(spx_ctx *ctx, const cuda_plan *P)
 {
-    const int64_t q = SPX_CUDA_TILED_ROW_QUANTUM, base = tiled_base_cols(P->dtype), tiles = (P->n + base - 1) / base;
+    const int64_t q = SPX_CUDA_TILED_ROW_QUANTUM, base = tiled_base_cols(P->dtype), rows = (P->m + q - 1) / q;
+    const int64_t tiles = (P->n + base - 1) / base, wide_tiles = (P->n + 2 * base - 1) / (2 * base);
     return P->dtype == SPX_F32 && P->n >= TILED_DOUBLE_TILE_MIN_N && (P->k + 1) * 8 * 16 > tiled_smem_budget(ctx) &&
-           !tiled_wide(ctx, P, 8 * 16, (P->m + q - 1) / q * tiles);
+           !tiled_wide(ctx, P, 8 * 16, rows * tiles) && 2 * rows * wide_tiles >= 3 * spx__cuda_sm_count(ctx);
 }
 
 /* A row's slots in TILED: `count` pieces of about `piece` entries each. */

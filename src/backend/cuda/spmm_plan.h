@@ -66,7 +66,7 @@
 #define TILED_MIN_DENSITY 0.015
 #define TILED_CHUNKED_MIN_DENSITY 0.15
 /* ... and, chunked, with tiles of 16 vectors (tiled_double_tile) */
-#define TILED_DOUBLE_TILE_MIN_N 4096
+#define TILED_DOUBLE_TILE_MIN_N 2048
 #define TILED_DOUBLE_TILE_MIN_DENSITY 0.08
 /* BAND in AUTO (band_pays in spmm_plan.c): its bytes through L2 at most this
  * share of the row kernels', and B's window at most this share of k */
