@@ -586,9 +586,9 @@ typedef struct spx_spmm_options {
      * vectors, 1 to 32 (f32: 4 to 128 columns). 0, -1 or N and wider: no
      * panels (on the H100 they never paid: the L2 kept enough of a large B).
      * With SPX_SPMM_TILED forced: the block's column tile, 8, 16 or 32 16-byte
-     * vectors of values (0: the planner's, 8, or 16 for f32 at N >= 4096
-     * where k needs chunks). With SPX_SPMM_BAND forced: the same widths
-     * (0: the planner's choice). */
+     * vectors of values (0: the planner's, 8, or 16 for f32 at N >= 2048
+     * where k needs chunks and the grid stays full). With SPX_SPMM_BAND
+     * forced: the same widths (0: the planner's choice). */
     int64_t panel_cols;
     /* Slabs of A's columns (CUDA, AUTO and the row kernels; other forced
      * algorithms refuse a value above 1). With S slabs, each column tile of
