@@ -331,6 +331,20 @@ static bool tiled_wide(spx_ctx *ctx, const cuda_plan *P, int64_t row_bytes, int6
            (blocks <= sms || (blocks < 2 * sms && 2 * blocks >= 3 * sms));
 }
 
+/* Blocks of TILED at its fewest rows and narrowest tile. */
+static int64_t tiled_blocks(const cuda_plan *P)
+{
+    const int64_t q = SPX_CUDA_TILED_ROW_QUANTUM, cols = tiled_base_cols(P->dtype);
+    return (P->m + q - 1) / q * ((P->n + cols - 1) / cols);
+}
+
+/* Whether all of k fits one chunk of TILED's narrowest tile (8 16-byte
+ * vectors a row), in half an SM's shared memory or in a wide block. */
+static bool tiled_one_chunk(spx_ctx *ctx, const cuda_plan *P)
+{
+    return (P->k + 1) * 8 * 16 <= tiled_smem_budget(ctx) || tiled_wide(ctx, P, 8 * 16, tiled_blocks(P));
+}
+
 /* Whether TILED's planned tile is 16 vectors instead of 8: for f32 at N >=
  * TILED_DOUBLE_TILE_MIN_N where k needs chunks at 8 vectors, no wide block
  * holds it, and 64-row blocks of 16-vector tiles still give the GPU one and a
@@ -343,9 +357,9 @@ static bool tiled_wide(spx_ctx *ctx, const cuda_plan *P, int64_t row_bytes, int6
 static bool tiled_double_tile(spx_ctx *ctx, const cuda_plan *P)
 {
     const int64_t q = SPX_CUDA_TILED_ROW_QUANTUM, base = tiled_base_cols(P->dtype), rows = (P->m + q - 1) / q;
-    const int64_t tiles = (P->n + base - 1) / base, wide_tiles = (P->n + 2 * base - 1) / (2 * base);
-    return P->dtype == SPX_F32 && P->n >= TILED_DOUBLE_TILE_MIN_N && (P->k + 1) * 8 * 16 > tiled_smem_budget(ctx) &&
-           !tiled_wide(ctx, P, 8 * 16, rows * tiles) && 2 * rows * wide_tiles >= 3 * spx__cuda_sm_count(ctx);
+    const int64_t wide_tiles = (P->n + 2 * base - 1) / (2 * base);
+    return P->dtype == SPX_F32 && P->n >= TILED_DOUBLE_TILE_MIN_N && !tiled_one_chunk(ctx, P) &&
+           2 * rows * wide_tiles >= 3 * spx__cuda_sm_count(ctx);
 }
 
 /* A row's slots in TILED: `count` pieces of about `piece` entries each. */
@@ -549,9 +563,8 @@ static bool tiled_pays(spx_ctx *ctx, const cuda_plan *P, char *why, size_t whyle
     if (P->dtype == SPX_F64 || P->n < TILED_MIN_N || P->m <= 0 || P->k <= 0)
         return false;
     double density = (double)P->csr.nnz / ((double)P->m * (double)P->k);
-    const int64_t q = SPX_CUDA_TILED_ROW_QUANTUM, cols = tiled_base_cols(P->dtype), tiles = (P->n + cols - 1) / cols;
-    const int64_t blocks = (P->m + q - 1) / q * tiles;
-    const bool one_chunk = (P->k + 1) * 8 * 16 <= tiled_smem_budget(ctx) || tiled_wide(ctx, P, 8 * 16, blocks);
+    const int64_t blocks = tiled_blocks(P);
+    const bool one_chunk = tiled_one_chunk(ctx, P);
     const double chunked_min = tiled_double_tile(ctx, P) ? TILED_DOUBLE_TILE_MIN_DENSITY : TILED_CHUNKED_MIN_DENSITY;
     if (density < TILED_MIN_DENSITY || (!one_chunk && density < chunked_min) || 2 * blocks < spx__cuda_sm_count(ctx))
         return false;
