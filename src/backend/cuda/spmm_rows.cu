@@ -114,40 +114,35 @@ __global__ void __launch_bounds__(128, sizeof(T) == 4 ? 10 : 1) row_runs_kernel(
         my_start = p.rowptr[my_row];
         my_len = (int)(p.row_end[my_row] - my_start);
     }
-    // lane i: entry i of run row r (col, v), then of row r + 1 (next_col, next_v)
-    int col = 0;
-    A v = A(0);
-    const int64_t start0 = __shfl_sync(SPX_FULL_MASK, my_start, 0);
-    if (lane < __shfl_sync(SPX_FULL_MASK, my_len, 0)) {
-        col = p.colidx[start0 + lane];
-        v = a_value(p.vals, start0 + lane);
-    }
+    // lane i: entry i of the 32 from `start` (column 0, value 0 past `len`)
+    auto load32 = [&](int64_t start, int len, int &col, A &v) {
+        col = 0;
+        v = A(0);
+        if (lane < len) {
+            col = p.colidx[start + lane];
+            v = a_value(p.vals, start + lane);
+        }
+    };
+    // the first 32 entries of run row r (col, v), then of row r + 1 (next_col, next_v)
+    int col;
+    A v;
+    load32(__shfl_sync(SPX_FULL_MASK, my_start, 0), __shfl_sync(SPX_FULL_MASK, my_len, 0), col, v);
 #pragma unroll 1
     for (int r = 0; r < R; r++) { // the same trips for the whole warp
         const int row = __shfl_sync(SPX_FULL_MASK, my_row, r), len = __shfl_sync(SPX_FULL_MASK, my_len, r);
         const int64_t start = __shfl_sync(SPX_FULL_MASK, my_start, r);
         int next_col = 0;
         A next_v = A(0);
-        if (r + 1 < R) {
-            const int64_t next = __shfl_sync(SPX_FULL_MASK, my_start, r + 1);
-            if (lane < __shfl_sync(SPX_FULL_MASK, my_len, r + 1)) {
-                next_col = p.colidx[next + lane];
-                next_v = a_value(p.vals, next + lane);
-            }
-        }
+        if (r + 1 < R)
+            load32(__shfl_sync(SPX_FULL_MASK, my_start, r + 1), __shfl_sync(SPX_FULL_MASK, my_len, r + 1), next_col,
+                   next_v);
         A acc[V];
 #pragma unroll
         for (int t = 0; t < V; t++)
             acc[t] = A(0);
         for (int c = 0; c < len; c += 32) {
-            if (c > 0) {
-                col = 0;
-                v = A(0);
-                if (c + lane < len) {
-                    col = p.colidx[start + c + lane];
-                    v = a_value(p.vals, start + c + lane);
-                }
-            }
+            if (c > 0)
+                load32(start + c, len - c, col, v);
             const int cnt = len - c < 32 ? len - c : 32;
             chunk_accumulate<T, V>(col, v, cnt, cnt, 32, 0, 1, src, lc.count, acc);
         }
