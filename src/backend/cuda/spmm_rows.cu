@@ -90,13 +90,13 @@ __global__ void __launch_bounds__(256, sizeof(T) == 4 ? 4 : 1) rows_kernel(const
 // segments are in flight, and its team is a constant warp (none of
 // rows_kernel's team arithmetic). Rows and their lengths fit 32 bits (the
 // backend's bound on m and k; CSR rows hold no duplicates). Ten blocks an SM
-// for f32 (48 registers, a few bytes spilled; other types as the compiler
+// for f32 (48 registers, 0-12 bytes spilled; other types as the compiler
 // chooses): more warps in flight paid more than the registers (H100, 3D
 // Laplacian 100^3 at N = 128: 0.87 ms in rows_kernel's warp per row, 0.54 in
 // runs, 0.47 with the entries loaded ahead and ten blocks;
 // docs/PERFORMANCE.md). The loop over chunks of 32 entries spilled least:
 // written for rows of at most 32 entries alone, the kernel spilled 36 bytes
-// instead of 12 and took 0.50 ms.
+// where it then spilled 12, and took 0.50 ms.
 template <typename T, int V, bool SPREAD>
 __global__ void __launch_bounds__(128, sizeof(T) == 4 ? 10 : 1) row_runs_kernel(const rows_params<T> p)
 {
