@@ -555,7 +555,7 @@ typedef enum spx_spmm_alg {
     SPX_SPMM_BLOCK_ROW = 3,  /* several warps per row, fixed-order reduction */
     SPX_SPMM_MERGE_PATH = 4, /* equal rows+nnz work per warp, fixed-order carry fix-up */
     SPX_SPMM_SELL = 5,       /* SELL-C-sigma slices */
-    SPX_SPMM_BSR = 6,        /* block rows; tensor cores for tf32/bf16/f16 precision */
+    SPX_SPMM_BSR = 6,        /* block rows; tensor cores for tf32/bf16/f16 precision when forced */
     SPX_SPMM_OUTER = 7,      /* outer products over k (A^T*B from CSR, A*B from CSC); atomics */
     SPX_SPMM_GATHER_TC = 8,  /* row groups densified over their column union, tensor cores */
     SPX_SPMM_TILED = 9,      /* blocks of many rows, a column tile of B held in shared memory */

@@ -225,11 +225,16 @@ done:
     free(Q);
 }
 
-/* Half of A's cells hold entries. auto_dense: AUTO must take the dense path. */
-static void nonfinite_shape(int64_t m, int64_t k, int64_t n, bool auto_dense)
+/* Half of A's cells hold entries; or, where AUTO must take BSR, A is made of
+ * whole 16 x 16 blocks, about a third of them present. auto_takes: the
+ * algorithm AUTO must take (NULL: any). */
+static void nonfinite_shape(int64_t m, int64_t k, int64_t n, const char *auto_takes)
 {
     spx_matrix *A = NULL, *At = NULL;
-    CHECK_OK(g_ctx, spx_gen_uniform(g_ctx, m, k, k / 2, next_seed(), SPX_F32, SPX_INDEX_I32, &A));
+    if (auto_takes && !strcmp(auto_takes, "bsr"))
+        CHECK_OK(g_ctx, spx_gen_block_sparse(g_ctx, m, k, 16, 16, 0.35, next_seed(), SPX_F32, SPX_INDEX_I32, &A));
+    else
+        CHECK_OK(g_ctx, spx_gen_uniform(g_ctx, m, k, k / 2, next_seed(), SPX_F32, SPX_INDEX_I32, &A));
     if (!A)
         return;
     spx_matrix_arrays arr;
@@ -255,11 +260,13 @@ static void nonfinite_shape(int64_t m, int64_t k, int64_t n, bool auto_dense)
         for (int64_t j = 0; j < n; j += 5) /* a row of B with many: flags of every chunk */
             b[33 * n + j] = j % 2 ? INFINITY : -INFINITY;
         b[(k - 1) * n + n - 1] = INFINITY; /* the last chunk's last column */
-        if (g_cuda && auto_dense) { /* the case this check is for: AUTO's dense path */
+        if (g_cuda && auto_takes) { /* the case this check is for */
+            char want[64];
+            snprintf(want, sizeof want, "every row: %s", auto_takes);
             spx_spmm_plan *plan = NULL;
             CHECK_OK(g_ctx, spx_spmm_plan_create(g_ctx, SPX_OP_NONE, A, n, SPX_F32, NULL, &plan));
-            if (plan && !strstr(spx_spmm_plan_explain(plan), "every row: dense"))
-                TFAIL("non-finite B: AUTO did not take the dense path: %s", spx_spmm_plan_explain(plan));
+            if (plan && !strstr(spx_spmm_plan_explain(plan), want))
+                TFAIL("non-finite B: AUTO did not take %s: %s", auto_takes, spx_spmm_plan_explain(plan));
             spx_spmm_plan_destroy(plan);
         }
         const spx_dtype other[] = {SPX_F64, SPX_F16, SPX_BF16};
@@ -285,33 +292,36 @@ static void check_nonfinite_b(void)
 {
     /* N >= 256 and nnz x N >= 5e7: AUTO takes the dense path for f32; B's
      * columns in two chunks of the dense path's flags */
-    nonfinite_shape(1024, 800, 300, true);
+    nonfinite_shape(1024, 800, 300, "dense");
     /* a long k (forced: too little work for AUTO's dense path); with beta = 0
      * the dense path reads B in place */
-    nonfinite_shape(8, 4096, 1024, false);
+    nonfinite_shape(8, 4096, 1024, NULL);
     /* N = 45 and the in-place fix-up's items of several rows ending past the
      * last row and column (loads clamped there): of B (m > k, k = 41), which
      * holds an Inf there, and of C (m = 41 <= k) */
-    nonfinite_shape(803, 41, 45, false);
-    nonfinite_shape(41, 801, 45, false);
+    nonfinite_shape(803, 41, 45, NULL);
+    nonfinite_shape(41, 801, 45, NULL);
     /* N = 264: a whole chunk of C's rows read as 16-byte vectors, then one
      * of 8 columns read element by element */
-    nonfinite_shape(50, 600, 264, false);
+    nonfinite_shape(50, 600, 264, NULL);
     /* N = 16500: more column chunks than the dense path's flags held so far
      * (they grow, are cleared, and the epochs start again) */
-    nonfinite_shape(8, 64, 16500, false);
+    nonfinite_shape(8, 64, 16500, NULL);
+    /* whole 16 x 16 blocks: BSR multiplies B as it is; m, k and N end
+     * inside blocks and 16-byte vectors */
+    nonfinite_shape(203, 301, 70, "bsr");
     /* small enough for the dense path's own GEMM with 16-bit operands: k = 203
      * ends inside a 16-byte piece of A's rows, m, k and N inside its tiles */
-    nonfinite_shape(300, 203, 101, false);
+    nonfinite_shape(300, 203, 101, NULL);
     /* the own GEMM's longest k for 16-bit data: 1100 in 18 steps of 64, the
      * last one ending inside a 16-byte piece of A's rows (f32 data takes
      * cuBLASLt there) */
-    nonfinite_shape(70, 1100, 200, false);
+    nonfinite_shape(70, 1100, 200, NULL);
     /* with wgmma (compute capability 9.0), 16-bit data: k = 3001 in 47 steps,
      * past mma.sync's bound, cut into 8 parts (3 tiles), the last ending
      * inside a step; 128 x 128 tiles (132 SMs), k in 2 steps */
-    nonfinite_shape(60, 3001, 130, false);
-    nonfinite_shape(1900, 70, 1000, false);
+    nonfinite_shape(60, 3001, 130, NULL);
+    nonfinite_shape(1900, 70, 1000, NULL);
 }
 
 /* Whether the dense path's own GEMM runs 16-bit data on wgmma here: a device
@@ -614,6 +624,21 @@ static void check_plans(void)
             run_case(&c, 0);
         }
     tmat_free(&t);
+    /* AUTO multiplies as BSR only where A's 16 x 16 blocks are whole */
+    for (int half = 0; g_cuda && half < 2; half++) {
+        A = NULL;
+        CHECK_OK(g_ctx, spx_gen_block_sparse(g_ctx, 2000, 1600, 16, half ? 8 : 16, 0.05, next_seed(), SPX_F32,
+                                             SPX_INDEX_DEFAULT, &A));
+        spx_spmm_plan *plan = NULL;
+        if (A)
+            CHECK_OK(g_ctx, spx_spmm_plan_create(g_ctx, SPX_OP_NONE, A, 32, SPX_F32, NULL, &plan));
+        g_error_checks++;
+        if (plan && (strstr(spx_spmm_plan_explain(plan), "every row: bsr") != NULL) == (half != 0))
+            TFAIL("AUTO on 16 x %d blocks %s BSR: %s", half ? 8 : 16, half ? "took" : "did not take",
+                  spx_spmm_plan_explain(plan));
+        spx_spmm_plan_destroy(plan);
+        spx_matrix_destroy(A);
+    }
 }
 
 /* ---- changed matrices ------------------------------------------------------------------- */

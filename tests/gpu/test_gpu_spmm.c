@@ -115,6 +115,10 @@ static void sweep_generators(void)
     CHECK_OK(g_ctx, spx_gen_block_sparse(g_ctx, sr, sc, 16, 8, 0.015, next_seed(), SPX_F32,
                                          SPX_INDEX_DEFAULT, &A));
     with_matrix(A, SPX_CSR, NULL, "block sparse 16x8", standard_cases);
+    A = NULL; /* whole 16 x 16 blocks, which AUTO multiplies as BSR, clipped at the edges */
+    CHECK_OK(g_ctx, spx_gen_block_sparse(g_ctx, sr, sc, 16, 16, 0.015, next_seed(), SPX_F32,
+                                         SPX_INDEX_DEFAULT, &A));
+    with_matrix(A, SPX_CSR, NULL, "block sparse 16x16", standard_cases);
     static const int64_t blocks[][2] = {{16, 8}, {4, 4}, {3, 5}};
     for (size_t b = 0; b < 3; b++) {
         spx_format_params fp = {.block_rows = blocks[b][0], .block_cols = blocks[b][1]};
@@ -640,8 +644,8 @@ static void hard_shapes(void)
     k_slabs_shapes();
     gather_shapes();
     /* blocked formats whose blocks and slices do not divide the shape */
-    static const int64_t bsr_shapes[][2] = {{4, 4}, {3, 5}, {16, 16}};
-    for (size_t b = 0; b < 3; b++) {
+    static const int64_t bsr_shapes[][2] = {{4, 4}, {3, 5}, {16, 16}, {20, 24}};
+    for (size_t b = 0; b < 4; b++) {
         spx_format_params fp = {.block_rows = bsr_shapes[b][0], .block_cols = bsr_shapes[b][1]};
         char name[64];
         snprintf(name, sizeof name, "1001x997 as bsr %lldx%lld", (long long)fp.block_rows,
@@ -649,6 +653,9 @@ static void hard_shapes(void)
         shape_matrix(build_random_rows(1001, 997, 0, 12, 1, b == 1 ? SPX_INDEX_I64 : SPX_INDEX_I32),
                      name, SPX_BSR, &fp, n_odd, 2);
     }
+    spx_format_params fp16 = {.block_rows = 16, .block_cols = 16}; /* a pattern BSR: every slot is 1 */
+    shape_matrix(astype(build_random_rows(1001, 997, 0, 12, 1, SPX_INDEX_I32), SPX_PATTERN, SPX_INDEX_DEFAULT),
+                 "1001x997 pattern as bsr 16x16", SPX_BSR, &fp16, n_odd, 2);
     static const int64_t sell_shapes[][2] = {{32, 64}, {8, 1}, {4, 1000}};
     for (size_t s = 0; s < 3; s++) {
         spx_format_params fp = {.sell_c = sell_shapes[s][0], .sell_sigma = sell_shapes[s][1]};

@@ -17,14 +17,15 @@ __device__ __forceinline__ void cp_async16(void *smem, const void *gmem, int src
 // Start copying rows [k0, k1) x columns [c0, c0 + NV * V) of B (n columns,
 // ld ldb): row k0 + r goes to slot (first_slot + r) & slot_mask; columns past
 // n read as zeros. Asynchronous (cp.async) when vec and V elements are 16
-// bytes, else element by element. The block's threads share the work;
-// copy_b_wait completes it.
+// bytes, else element by element. THREADS threads share the work, this one
+// being thread tid of them (the block's, or a warp's); copy_b_wait completes
+// it.
 template <typename T, int V, int NV, int THREADS, int PITCH = NV * V>
 __device__ __forceinline__ void copy_b_rows(T *slab, int64_t first_slot, int64_t slot_mask, const T *B, int64_t ldb,
-                                            int64_t n, bool vec, int64_t k0, int64_t k1, int64_t c0)
+                                            int64_t n, bool vec, int64_t k0, int64_t k1, int64_t c0, int tid)
 {
     const int64_t total = (k1 - k0) * NV;
-    for (int64_t e = threadIdx.x; e < total; e += THREADS) {
+    for (int64_t e = tid; e < total; e += THREADS) {
         const int64_t r = e / NV;
         const int cv = (int)(e % NV);
         const int64_t cc = c0 + (int64_t)cv * V, left = n - cc;

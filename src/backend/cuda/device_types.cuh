@@ -86,16 +86,21 @@ __device__ __forceinline__ void load_v(const T *__restrict__ p, typename acc_of<
     }
 }
 
-// As load_v, through ordinary loads (shared memory).
+// As load_v, through ordinary loads (shared memory), for any V: where V
+// elements are whole 16-byte vectors (p then 16-byte aligned), as vectors.
 template <typename T, int V>
 __device__ __forceinline__ void load_plain(const T *p, typename acc_of<T>::type (&out)[V])
 {
-    if (V * sizeof(T) == 16) {
-        uint4 raw = *reinterpret_cast<const uint4 *>(p);
-        const T *e = reinterpret_cast<const T *>(&raw);
+    if constexpr (V * sizeof(T) % 16 == 0) {
+        constexpr int E = 16 / sizeof(T);
 #pragma unroll
-        for (int t = 0; t < V; t++)
-            out[t] = to_acc(e[t]);
+        for (int w = 0; w < V / E; w++) {
+            uint4 raw = reinterpret_cast<const uint4 *>(p)[w];
+            const T *e = reinterpret_cast<const T *>(&raw);
+#pragma unroll
+            for (int t = 0; t < E; t++)
+                out[w * E + t] = to_acc(e[t]);
+        }
     } else {
 #pragma unroll
         for (int t = 0; t < V; t++)

@@ -74,7 +74,7 @@ __global__ void __launch_bounds__(BAND_THREADS) band_kernel(const band_params<T>
     auto clamp_k = [&](int64_t r) { return r < 0 ? 0 : (r > p.k ? p.k : r); };
 
     int64_t k0 = clamp_k(s0 - h), k1 = clamp_k(s0 + R + h); // the first window
-    copy_b_rows<T, V, G, BAND_THREADS>(ring, k0 & mask, mask, p.d.B, p.d.ldb, p.d.n, p.vec_loads != 0, k0, k1, c0);
+    copy_b_rows<T, V, G, BAND_THREADS>(ring, k0 & mask, mask, p.d.B, p.d.ldb, p.d.n, p.vec_loads != 0, k0, k1, c0, threadIdx.x);
     copy_b_wait();
     __syncthreads();
     b_window<T> src;
@@ -90,7 +90,7 @@ __global__ void __launch_bounds__(BAND_THREADS) band_kernel(const band_params<T>
             k0 = clamp_k(r0 + R + h);
             k1 = clamp_k(r0 + 2 * R + h);
             copy_b_rows<T, V, G, BAND_THREADS>(ring, k0 & mask, mask, p.d.B, p.d.ldb, p.d.n, p.vec_loads != 0, k0, k1,
-                                               c0);
+                                               c0, threadIdx.x);
         }
         src.lo = (int)(r0 - h);
         for (int64_t base = r0; base < r1; base += TEAMS) { // the same trips for every team: shuffles converge

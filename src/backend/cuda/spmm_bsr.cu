@@ -2,7 +2,7 @@
 // column tile); each B row segment loaded once feeds up to 16 rows of the
 // block. Tensor cores (16 x bc blocks): mma.sync m16n8k8 (tf32) or m16n8k16
 // (f16/bf16) with the block as the A operand and B rows as the B operand.
-#include "backend/cuda/device_types.cuh"
+#include "backend/cuda/b_slab.cuh"
 #include "backend/cuda/mma.cuh"
 
 extern "C" {
@@ -19,54 +19,119 @@ template <typename T> struct bsr_params {
     dense_ops<T> d;
 };
 
-template <typename T, int V>
-__global__ void __launch_bounds__(256) bsr_kernel(const bsr_params<T> p)
+// CUDA cores: a warp per (block row, 16-row slice of its blocks, column
+// tile). G lanes cover the tile's columns, V each (one 16-byte vector of a B
+// row), and the warp's 32 / G sub-groups split the slice's 16 rows, R a lane;
+// where N is small, the sub-groups keep busy the lanes that a warp-wide tile
+// would leave idle. The warp walks its blocks 16 columns (a step) at a time:
+// the step's 16 rows of B's tile come into the warp's shared memory by
+// cp.async, the next step's while this one's are added, and its values pass
+// through registers (loaded a step ahead) into shared memory, transposed, so
+// that a lane reads its R values of a column in 16-byte loads. Loaded
+// straight into registers, four B rows at a time, the rows' latency bound the
+// kernel (1M x 1M of 16 x 16 blocks, N = 128: 2.09 ms, H100).
+const int BSR_WARPS = 4;
+template <typename T> constexpr int bsr_stage_ld() { return 16 + 16 / (int)sizeof(T); } // 16-byte rows, fewer conflicts
+// Rows a lane may own: 32 float sums (64 spilled at 128 registers), 8 double
+// ones (16 spilled 40 bytes).
+template <typename T> constexpr int bsr_max_rows()
+{
+    return sizeof(typename acc_of<T>::type) == 8 ? 4 : 32 / vec16<T>::n;
+}
+
+template <typename T, int V, int R>
+__global__ void __launch_bounds__(BSR_WARPS * 32, 4) bsr_kernel(const bsr_params<T> p, bool vec)
 {
     typedef typename acc_of<T>::type A;
-    const int lane = threadIdx.x & 31;
-    const int64_t brow = ((int64_t)blockIdx.x * blockDim.x + threadIdx.x) >> 5;
-    if (brow >= p.brows)
+    constexpr int LD = bsr_stage_ld<T>(), S = 16 / R, G = 32 / S, TN = G * V, EACH = 16 * 16 / 32;
+    __shared__ __align__(16) T a_stage[BSR_WARPS][16 * LD];
+    __shared__ __align__(16) T b_stage[BSR_WARPS][2][16 * TN];
+    const int w = threadIdx.x >> 5, lane = threadIdx.x & 31, sub = lane / G, g = lane % G;
+    T *const st = a_stage[w];
+    const int64_t brow = (int64_t)blockIdx.x * BSR_WARPS + w;
+    if (brow >= p.brows) // the whole warp
         return;
-    const int64_t r0 = (int64_t)blockIdx.z * 16; // slice of the block's rows
-    const int64_t nr = p.br - r0 < 16 ? p.br - r0 : 16;
-    const int64_t ntiles = (p.d.n + 32 * V - 1) / (32 * V);
+    const int64_t r0 = (int64_t)blockIdx.z * 16; // the slice's first row in the block
+    const int64_t steps_per_block = (p.bc + 15) / 16, first = p.rowptr[brow],
+                  steps = (p.rowptr[brow + 1] - first) * steps_per_block;
+    const int64_t ntiles = (p.d.n + TN - 1) / TN;
+    // step s: block first + s / steps_per_block, its columns from cc0
+    auto block_of = [&](int64_t s, int64_t &kbase, int64_t &cc0) {
+        const int64_t b = first + s / steps_per_block;
+        cc0 = s % steps_per_block * 16;
+        kbase = (int64_t)p.colidx[b] * p.bc + cc0;
+        return p.vals + (b * p.br + r0) * p.bc + cc0;
+    };
+    // the B rows of step s that lie in B
+    auto rows_of = [&](int64_t kbase, int64_t cc0) {
+        const int64_t left = p.bc - cc0 < p.cols - kbase ? p.bc - cc0 : p.cols - kbase;
+        return left < 16 ? (int)left : 16;
+    };
     for (int64_t tile = blockIdx.y; tile < ntiles; tile += gridDim.y) {
-        const int64_t col0 = tile * 32 * V + (int64_t)lane * V;
-        const int count = p.d.n - col0 >= V ? V : (int)(p.d.n - col0);
-        A acc[16][V];
+        const int64_t c0 = tile * TN, col0 = c0 + (int64_t)g * V;
+        const int count = p.d.n - col0 >= V ? V : p.d.n > col0 ? (int)(p.d.n - col0) : 0;
+        A acc[R][V];
 #pragma unroll
-        for (int r = 0; r < 16; r++)
+        for (int r = 0; r < R; r++)
 #pragma unroll
             for (int t = 0; t < V; t++)
                 acc[r][t] = A(0);
-        for (int64_t b = p.rowptr[brow]; b < p.rowptr[brow + 1]; b++) {
-            const int64_t kbase = (int64_t)p.colidx[b] * p.bc;
-            const T *blk = p.vals + b * p.br * p.bc + r0 * p.bc;
-            for (int64_t cc = 0; cc < p.bc && kbase + cc < p.cols; cc++) {
-                A bv[V];
-                if (count <= 0)
-                    break;
-                if (count == V)
-                    load_v<T, V>(p.d.B + (kbase + cc) * p.d.ldb + col0, bv);
-                else
-                    load_partial<T, V>(p.d.B + (kbase + cc) * p.d.ldb + col0, count, bv);
+        T a_next[EACH];
+        // step s's values into a_next and its B rows into buffer s & 1
+        auto fetch = [&](int64_t s) {
+            int64_t kbase, cc0;
+            const T *blk = block_of(s, kbase, cc0);
 #pragma unroll
-                for (int r = 0; r < 16; r++)
-                    if (r < nr) {
-                        const A a = p.vals ? to_acc(blk[r * p.bc + cc]) : A(1);
+            for (int i = 0; i < EACH; i++) {
+                const int e = i * 32 + lane, r = e >> 4, c = e & 15;
+                a_next[i] = r0 + r < p.br && cc0 + c < p.bc ? (p.vals ? blk[r * p.bc + c] : from_acc<T>(A(1)))
+                                                            : from_acc<T>(A(0));
+            }
+            copy_b_rows<T, V, G, 32>(b_stage[w][s & 1], 0, -1, p.d.B, p.d.ldb, p.d.n, vec, kbase,
+                                     kbase + rows_of(kbase, cc0), c0, lane);
+            cp_async_commit();
+        };
+        if (steps > 0)
+            fetch(0);
+        for (int64_t s = 0; s < steps; s++) {
+            int64_t kbase, cc0;
+            block_of(s, kbase, cc0);
+            const int ncc = rows_of(kbase, cc0);
+            __syncwarp(); // the last step's reads of st and of buffer (s + 1) & 1 are done
 #pragma unroll
-                        for (int t = 0; t < V; t++)
-                            acc[r][t] = fma(a, bv[t], acc[r][t]);
-                    }
+            for (int i = 0; i < EACH; i++) {
+                const int e = i * 32 + lane;
+                st[(e & 15) * LD + (e >> 4)] = a_next[i];
+            }
+            if (s + 1 < steps) {
+                fetch(s + 1);
+                cp_async_wait<1>();
+            } else {
+                cp_async_wait<0>();
+            }
+            __syncwarp(); // every lane's values and copies of step s
+            const T *bs = b_stage[w][s & 1] + g * V;
+#pragma unroll 4
+            for (int cc = 0; cc < ncc; cc++) {
+                A a[R], bv[V];
+                load_plain<T, R>(st + cc * LD + sub * R, a);
+                load_plain<T, V>(bs + cc * TN, bv);
+#pragma unroll
+                for (int r = 0; r < R; r++)
+#pragma unroll
+                    for (int t = 0; t < V; t++)
+                        acc[r][t] = fma(a[r], bv[t], acc[r][t]);
             }
         }
         if (count > 0)
 #pragma unroll
-            for (int r = 0; r < 16; r++) {
-                const int64_t row = brow * p.br + r0 + r;
-                if (r < nr && row < p.rows)
-                    store_epilogue<T, V>(p.d.C + row * p.d.ldc + col0, count, 1, acc[r], p.d.alpha, p.d.beta, p.d.c_vec);
+            for (int r = 0; r < R; r++) {
+                const int64_t in_block = r0 + sub * R + r, row = brow * p.br + in_block;
+                if (in_block < p.br && row < p.rows)
+                    store_epilogue<T, V>(p.d.C + row * p.d.ldc + col0, count, 1, acc[r], p.d.alpha, p.d.beta,
+                                         p.d.c_vec);
             }
+        __syncwarp(); // the next tile's first copies overwrite buffer 0
     }
 }
 
@@ -164,16 +229,34 @@ bsr_params<T> make_params(const spx_cuda_bsr *A, const spx_cuda_dense_args *d)
     return p;
 }
 
-template <typename T, int V>
-cudaError_t launch_bsr_t(const spx_cuda_bsr *A, const spx_cuda_dense_args *d)
+template <typename T, int V, int R> cudaError_t launch_bsr_r(const spx_cuda_bsr *A, const spx_cuda_dense_args *d)
 {
-    bsr_params<T> p = make_params<T>(A, d);
-    int64_t gy = (d->n + 32 * V - 1) / (32 * V), gz = (A->br + 15) / 16;
+    constexpr int G = 32 / (16 / R);
+    const int64_t gy = (d->n + G * V - 1) / (G * V), gz = (A->br + 15) / 16;
     if (gz > 65535)
         return cudaErrorInvalidConfiguration;
-    dim3 grid((unsigned)((A->brows * 32 + 255) / 256), (unsigned)(gy > 65535 ? 65535 : gy), (unsigned)gz);
-    bsr_kernel<T, V><<<grid, 256, 0, d->stream>>>(p);
+    dim3 grid((unsigned)((A->brows + BSR_WARPS - 1) / BSR_WARPS), (unsigned)(gy > 65535 ? 65535 : gy), (unsigned)gz);
+    bsr_kernel<T, V, R><<<grid, BSR_WARPS * 32, 0, d->stream>>>(make_params<T>(A, d), d->vec >= V);
     return cudaGetLastError();
+}
+
+// The kernel for `rows` rows a lane (a power of two up to R).
+template <typename T, int V, int R> cudaError_t launch_bsr_rows(const spx_cuda_bsr *A, const spx_cuda_dense_args *d, int rows)
+{
+    if constexpr (R > 1)
+        if (rows < R)
+            return launch_bsr_rows<T, V, R / 2>(A, d, rows);
+    return launch_bsr_r<T, V, R>(A, d);
+}
+
+// Rows a lane owns: as many as leave G lanes enough to cover N (G a power of
+// two, at least 2), up to bsr_max_rows.
+template <typename T, int V> cudaError_t launch_bsr_t(const spx_cuda_bsr *A, const spx_cuda_dense_args *d)
+{
+    int g = 2;
+    while (g < 32 && (int64_t)g * V < d->n)
+        g *= 2;
+    return launch_bsr_rows<T, V, bsr_max_rows<T>()>(A, d, 16 / (32 / g));
 }
 
 template <typename T, typename H>
@@ -184,6 +267,73 @@ cudaError_t launch_bsr_tc_t(const spx_cuda_bsr *A, const spx_cuda_dense_args *d)
     int64_t gy = (d->n + 8 * NT - 1) / (8 * NT);
     dim3 grid((unsigned)((A->brows * 32 + 127) / 128), (unsigned)(gy > 65535 ? 65535 : gy));
     bsr_tc_kernel<T, H, NT><<<grid, 128, 0, d->stream>>>(p);
+    return cudaGetLastError();
+}
+
+// The 16 x 16 blocks of a CSR on the device: a half-warp per block row, lane
+// l walking row 16 x (block row) + l in column order, each step taking the
+// least block column any of its lanes is at. COUNT: the blocks of each block
+// row (counts) and the cells of those blocks that lie in the matrix (cells;
+// a block row stops counting once its cells pass its entries, which then
+// cannot all be blocks' cells); else each block's column and its values
+// (the values zero-filled before; E: a value's bits, one: 1 for pattern A).
+template <typename E, bool COUNT>
+__global__ void __launch_bounds__(256) csr_blocks_kernel(const int64_t *__restrict__ rowptr,
+                                                         const int32_t *__restrict__ colidx, const E *__restrict__ vals,
+                                                         int64_t m, int64_t k, int64_t brows, int64_t *counts,
+                                                         unsigned long long *cells, const int64_t *__restrict__ browptr,
+                                                         int32_t *bcol, E *bvals, E one)
+{
+    const int64_t h = ((int64_t)blockIdx.x * blockDim.x + threadIdx.x) >> 4;
+    const int l = threadIdx.x & 15;
+    const unsigned half = 0xffffu << (threadIdx.x & 16);
+    if (h >= brows) // the whole half-warp; the other half syncs on its own lanes
+        return;
+    const int64_t row = h * 16 + l;
+    int64_t p = row < m ? rowptr[row] : 0;
+    const int64_t e = row < m ? rowptr[row + 1] : 0;
+    unsigned long long entries = (unsigned long long)(e - p), in = 0;
+    if (COUNT)
+        for (int o = 8; o > 0; o >>= 1) // within the half-warp
+            entries += __shfl_xor_sync(half, entries, o);
+    const int64_t rows_in = m - h * 16 < 16 ? m - h * 16 : 16;
+    int64_t out = COUNT ? 0 : browptr[h];
+    for (;;) {
+        const unsigned mine = p < e ? (unsigned)colidx[p] >> 4 : 0xffffffffu;
+        const unsigned bc = __reduce_min_sync(half, mine);
+        if (bc == 0xffffffffu)
+            break;
+        if (COUNT) {
+            in += (unsigned long long)(rows_in * (k - 16 * (int64_t)bc < 16 ? k - 16 * (int64_t)bc : 16));
+            if (in > entries)
+                break;
+        } else if (l == 0) {
+            bcol[out] = (int32_t)bc;
+        }
+        for (; p < e && ((unsigned)colidx[p] >> 4) == bc; p++)
+            if (!COUNT)
+                bvals[(out * 16 + l) * 16 + (colidx[p] & 15)] = vals ? vals[p] : one;
+        out++;
+    }
+    if (COUNT && l == 0) {
+        counts[h] = out;
+        atomicAdd(cells, in);
+    }
+}
+
+template <typename E>
+cudaError_t launch_csr_blocks(const spx_cuda_csr *A, int64_t brows, bool count, int64_t *counts,
+                              unsigned long long *cells, const int64_t *browptr, int32_t *bcol, void *bvals, E one,
+                              cudaStream_t stream)
+{
+    const unsigned grid = (unsigned)((brows * 16 + 255) / 256);
+    const E *vals = static_cast<const E *>(A->vals);
+    if (count)
+        csr_blocks_kernel<E, true><<<grid, 256, 0, stream>>>(A->rowptr, A->colidx, vals, A->rows, A->cols, brows,
+                                                              counts, cells, browptr, bcol, (E *)bvals, one);
+    else
+        csr_blocks_kernel<E, false><<<grid, 256, 0, stream>>>(A->rowptr, A->colidx, vals, A->rows, A->cols, brows,
+                                                               counts, cells, browptr, bcol, (E *)bvals, one);
     return cudaGetLastError();
 }
 
@@ -205,8 +355,6 @@ extern "C" cudaError_t spx__cuda_launch_bsr(const spx_cuda_bsr *A, spx_precision
 {
     if (A->brows <= 0 || d->n <= 0)
         return cudaSuccess;
-    if (d->vec <= 1) /* B is the finite copy (run_on_finite_b): rows on 16 bytes */
-        return cudaErrorInvalidValue;
     if (prec != SPX_PRECISION_EXACT) {
         if (!spx__cuda_bsr_tc_supported(A, d->dtype, prec))
             return cudaErrorInvalidValue;
@@ -225,3 +373,22 @@ extern "C" cudaError_t spx__cuda_launch_bsr(const spx_cuda_bsr *A, spx_precision
     SPX_DISPATCH_T(d->dtype, CALL)
 #undef CALL
 }
+
+extern "C" cudaError_t spx__cuda_csr_blocks(const spx_cuda_csr *A, spx_dtype dtype, int count, int64_t *counts,
+                                           unsigned long long *cells, const int64_t *browptr, int32_t *bcol,
+                                           void *bvals, cudaStream_t stream)
+{
+    const int64_t brows = (A->rows + 15) / 16;
+    if (brows == 0 || brows * 16 / 256 >= INT32_MAX)
+        return brows == 0 ? cudaSuccess : cudaErrorInvalidValue;
+    switch (dtype) {
+    case SPX_F32: return launch_csr_blocks<uint32_t>(A, brows, count, counts, cells, browptr, bcol, bvals, 0x3f800000u, stream);
+    case SPX_F64:
+        return launch_csr_blocks<uint64_t>(A, brows, count, counts, cells, browptr, bcol, bvals, 0x3ff0000000000000ull,
+                                           stream);
+    case SPX_F16: return launch_csr_blocks<uint16_t>(A, brows, count, counts, cells, browptr, bcol, bvals, 0x3c00, stream);
+    case SPX_BF16: return launch_csr_blocks<uint16_t>(A, brows, count, counts, cells, browptr, bcol, bvals, 0x3f80, stream);
+    default: return cudaErrorInvalidValue;
+    }
+}
+

@@ -47,6 +47,7 @@ typedef struct spx_cuda_bsr {
     int64_t *rowptr;   /* brows + 1 */
     int32_t *colidx;   /* nblocks block columns */
     void *vals;        /* nblocks * br * bc, row-major blocks */
+    bool full;         /* every cell of every block that lies in the matrix is an entry of A */
 } spx_cuda_bsr;
 
 /* Dense operands and scalars common to every launch. */
@@ -159,10 +160,20 @@ cudaError_t spx__cuda_launch_outer(const spx_cuda_csr *At, int group, const spx_
 
 /* BSR: CUDA cores (precision exact) or tensor cores (16 x bc blocks; tf32,
  * bf16 or f16 operands for f32 data as asked, the data's own type for 16-bit
- * data). B's rows must start on 16 bytes (d->vec > 1). */
+ * data). */
 cudaError_t spx__cuda_launch_bsr(const spx_cuda_bsr *A, spx_precision prec,
                                  const spx_cuda_dense_args *d);
 int spx__cuda_bsr_tc_supported(const spx_cuda_bsr *A, spx_dtype dtype, spx_precision prec);
+/* The 16 x 16 blocks of a device CSR whose rows are sorted, values of dtype
+ * (NULL: pattern, blocks of ones). count != 0: counts[b] = the blocks of
+ * block row b, *cells += the cells of them that lie in the matrix (but a block
+ * row stops counting once they pass its entries: *cells == nnz exactly when
+ * every such cell is an entry). Else, with browptr the exclusive scan of
+ * counts: the block columns and the values into bvals, which must hold
+ * zeros. */
+cudaError_t spx__cuda_csr_blocks(const spx_cuda_csr *A, spx_dtype dtype, int count, int64_t *counts,
+                                 unsigned long long *cells, const int64_t *browptr, int32_t *bcol, void *bvals,
+                                 cudaStream_t stream);
 
 /* Gather-GEMM on tensor cores: rows in groups of 16, each stored densely over
  * the union of its columns in steps of 16 slots per chunk of kc rows of B. A

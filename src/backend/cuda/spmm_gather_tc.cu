@@ -118,7 +118,7 @@ __global__ void __launch_bounds__(SPX_CUDA_GATHER_WARPS * 32, 2) gather_tc_kerne
     for (int ch = 0; ch < p.nchunks; ch++) {
         const int64_t k0 = ch * p.kc, k1 = p.k - k0 < p.kc ? p.k : k0 + p.kc;
         copy_b_rows<H, V, VR, SPX_CUDA_GATHER_WARPS * 32, RS / (int)sizeof(H)>(reinterpret_cast<H *>(smem), 0, -1, p.B,
-                                                                               p.ldb, p.d.n, true, k0, k1, n0);
+                                                                               p.ldb, p.d.n, true, k0, k1, n0, threadIdx.x);
         copy_b_wait();
         __syncthreads();
         const int64_t s0 = active ? p.step_ptr[grp * p.nchunks + ch] : 0,

@@ -936,6 +936,16 @@ static bool row_runs_pay(spx_ctx *ctx, const cuda_plan *P, char *why, size_t why
  * sparse kernels (48.8 us against 26.3). Measured on DLMC layers
  * (docs/PERFORMANCE.md): f32 data on an H100, bf16 and f16 data on an H200;
  * f64 takes it only when forced. */
+/* Whether op(A) may be made of whole 16 x 16 blocks (spx__plan_bsr_from_csr
+ * finds out, reading every entry): a nonempty row of such blocks holds 16
+ * entries a block, fewer only in the last block column, so a matrix is
+ * looked at from a mean of BSR_MIN_MEAN entries a row. */
+#define BSR_MIN_MEAN 8
+static bool blocks_may_pay(const cuda_plan *P)
+{
+    return P->m >= 16 && P->k >= 16 && P->csr.nnz >= BSR_MIN_MEAN * P->m;
+}
+
 static bool dense_on_tensor_cores(const cuda_plan *P)
 {
     return P->dtype == SPX_F16 || P->dtype == SPX_BF16 || P->precision != SPX_PRECISION_EXACT;
@@ -1230,6 +1240,22 @@ spx_status spx__cuda_spmm_plan_create(spx_ctx *ctx, const spx_spmm_args *a, void
             P->alg = SPX_SPMM_DENSE;
             if (!(s = spx__plan_prepare_dense(ctx, P, A, why, sizeof why)))
                 snprintf(why + strlen(why), sizeof why - strlen(why), "; %s", reason);
+            break;
+        }
+        bool blocks = false;
+        if (P->alg == SPX_SPMM_AUTO && blocks_may_pay(P) && (s = spx__plan_bsr_from_csr(ctx, P, &blocks)))
+            break;
+        if (blocks) {
+            /* on CUDA cores at every precision: the tensor-core kernel, which
+             * reads B element by element, took 1.2-1.3x its time at N =
+             * 128-256 and saved 7-20 % at N = 8-32 (H100, docs/PERFORMANCE.md) */
+            P->alg = SPX_SPMM_BSR;
+            P->precision = SPX_PRECISION_EXACT;
+            snprintf(why, sizeof why,
+                     "A is made of whole 16x16 blocks (%lld, every cell in the matrix an entry), built on the device: "
+                     "each B row segment loaded feeds 16 rows, and B is read as it is; on CUDA cores at any "
+                     "precision",
+                     (long long)P->bsr.nblocks);
             break;
         }
         if (tiled) {

@@ -154,6 +154,10 @@ int spx__plan_group_for_n(int64_t n, spx_dtype dtype);
 /* Forced algorithms that need their own operand form; why receives a note for
  * the explanation. */
 spx_status spx__plan_prepare_bsr(spx_ctx *ctx, cuda_plan *P, const spx_matrix *A, char *why, size_t whylen);
+/* AUTO's BSR: P->csr's 16 x 16 blocks, built on the device into P->bsr
+ * where every cell of them that lies in the matrix is an entry (*full);
+ * else nothing is kept. */
+spx_status spx__plan_bsr_from_csr(spx_ctx *ctx, cuda_plan *P, bool *full);
 spx_status spx__plan_prepare_sell(spx_ctx *ctx, cuda_plan *P, const spx_matrix *A, char *why, size_t whylen);
 spx_status spx__plan_prepare_outer(spx_ctx *ctx, cuda_plan *P, const spx_matrix *A);
 spx_status spx__plan_prepare_gather(spx_ctx *ctx, cuda_plan *P, const spx_matrix *A, char *why, size_t whylen);

@@ -2,6 +2,7 @@
  * SELL-C-sigma, outer products (compressed along k), the dense row groups of
  * gather-GEMM and the dense copy of the dense path. */
 #include "backend/cuda/dense_gemm.h"
+#include "backend/cuda/spgemm_cuda.h"
 #include "backend/cuda/spmm_plan.h"
 #include "format/convert.h"
 
@@ -48,10 +49,25 @@ static spx_status compress_along_k(spx_ctx *ctx, cuda_plan *P, const spx_matrix 
     return s;
 }
 
+/* The cells of a host BSR's blocks that lie in the matrix. */
+static int64_t cells_in_matrix(const spx_matrix *B)
+{
+    int64_t cells = 0;
+    for (int64_t i = 0; i < spx__bsr_block_rows(B); i++) {
+        const int64_t rows = B->rows - i * B->br < B->br ? B->rows - i * B->br : B->br;
+        for (int64_t p = spx__idx_get(B->offsets, B->itype, i); p < spx__idx_get(B->offsets, B->itype, i + 1); p++) {
+            const int64_t c0 = spx__idx_get(B->indices, B->itype, p) * B->bc;
+            cells += rows * (B->cols - c0 < B->bc ? B->cols - c0 : B->bc);
+        }
+    }
+    return cells;
+}
+
 spx_status spx__plan_prepare_bsr(spx_ctx *ctx, cuda_plan *P, const spx_matrix *A, char *why, size_t whylen)
 {
     spx_matrix *host = NULL, *bsr = NULL, *tmp = NULL;
     const spx_matrix *src = A;
+    int64_t entries = 0; /* of op(A), where converted here */
     spx_status s = SPX_OK;
     if (A->memory == SPX_MEM_DEVICE) {
         if ((s = spx__cuda_matrix_to_host(ctx, A, &host)))
@@ -83,6 +99,7 @@ spx_status spx__plan_prepare_bsr(spx_ctx *ctx, cuda_plan *P, const spx_matrix *A
             tmp = valued;
             H = valued;
         }
+        entries = H->nnz;
         if ((s = spx_matrix_convert(ctx, H, SPX_BSR, &fp, &bsr)))
             goto done;
         snprintf(why, whylen, "converted to %lldx%lld blocks (%.2f stored values per entry)", (long long)bs,
@@ -92,6 +109,9 @@ spx_status spx__plan_prepare_bsr(spx_ctx *ctx, cuda_plan *P, const spx_matrix *A
         snprintf(why, whylen, "the matrix's own %lldx%lld blocks", (long long)src->br, (long long)src->bc);
     }
     spx_cuda_bsr *D = &P->bsr;
+    /* every slot of a BSR's blocks is an entry (spx.h); converted here, they
+     * hold zeros A does not where A's blocks are not whole */
+    D->full = src != bsr || cells_in_matrix(bsr) == entries;
     D->rows = src->rows;
     D->cols = src->cols;
     D->br = src->br;
@@ -113,11 +133,61 @@ spx_status spx__plan_prepare_bsr(spx_ctx *ctx, cuda_plan *P, const spx_matrix *A
         (s = spx__plan_upload(ctx, P, &D->vals, src->values,
                               (size_t)(src->nblocks * src->br * src->bc) * spx_dtype_size(src->dtype), "plan blocks")))
         goto done;
-    s = compress_along_k(ctx, P, A); /* blocks hold zeros A does not: B's non-finite values go apart */
+    if (!D->full)
+        s = compress_along_k(ctx, P, A); /* blocks hold zeros A does not: B's non-finite values go apart */
 done:
     spx_matrix_destroy(tmp);
     spx_matrix_destroy(bsr);
     spx_matrix_destroy(host);
+    return s;
+}
+
+spx_status spx__plan_bsr_from_csr(spx_ctx *ctx, cuda_plan *P, bool *full)
+{
+    const spx_cuda_csr *A = &P->csr;
+    const int64_t brows = (A->rows + 15) / 16;
+    cudaStream_t st = spx__cuda(ctx)->stream;
+    int64_t *counts = NULL, *browptr = NULL, nblocks = 0;
+    unsigned long long *cells = NULL, host_cells = 0;
+    void *tmp = NULL, *bvals = NULL;
+    int32_t *bcol = NULL;
+    size_t tmp_bytes = 0;
+    *full = false;
+    if (A->nnz == 0 || A->row_end)
+        return SPX_OK;
+    spx_status s;
+    if ((s = spx__cuda_alloc(ctx, (void **)&counts, (size_t)(brows + 1) * 8, "block count")) ||
+        (s = spx__cuda_alloc(ctx, (void **)&cells, 8, "block count")) ||
+        (s = spx__cuda_check(ctx, cudaMemsetAsync(counts, 0, (size_t)(brows + 1) * 8, st), "block count")) ||
+        (s = spx__cuda_check(ctx, cudaMemsetAsync(cells, 0, 8, st), "block count")) ||
+        (s = spx__cuda_check(ctx, spx__cuda_csr_blocks(A, P->dtype, 1, counts, cells, NULL, NULL, NULL, st),
+                             "block count kernel")) ||
+        (s = spx__cuda_download(ctx, &host_cells, cells, 8)) || (s = spx__cuda_sync(ctx)))
+        goto done;
+    if (host_cells != (unsigned long long)A->nnz)
+        goto done;
+    if ((s = spx__cuda_check(ctx, spx__cuda_gemm_scan(NULL, NULL, brows + 1, NULL, &tmp_bytes, st), "block scan")) ||
+        (s = spx__cuda_alloc(ctx, &tmp, tmp_bytes, "block scan")) ||
+        (s = spx__plan_alloc(ctx, P, (void **)&browptr, (size_t)(brows + 1) * 8, "plan blocks")) ||
+        (s = spx__cuda_check(ctx, spx__cuda_gemm_scan(counts, browptr, brows + 1, tmp, &tmp_bytes, st),
+                             "block scan")) ||
+        (s = spx__cuda_download(ctx, &nblocks, browptr + brows, 8)) || (s = spx__cuda_sync(ctx)))
+        goto done;
+    const size_t vbytes = (size_t)nblocks * 256 * spx_dtype_size(P->dtype);
+    if ((s = spx__plan_alloc(ctx, P, (void **)&bcol, (size_t)nblocks * 4, "plan blocks")) ||
+        (s = spx__plan_alloc(ctx, P, &bvals, vbytes, "plan blocks")) ||
+        (s = spx__cuda_check(ctx, cudaMemsetAsync(bvals, 0, vbytes, st), "plan blocks")) ||
+        (s = spx__cuda_check(ctx, spx__cuda_csr_blocks(A, P->dtype, 0, NULL, NULL, browptr, bcol, bvals, st),
+                             "block fill kernel")) ||
+        (s = spx__cuda_sync(ctx)))
+        goto done;
+    P->bsr = (spx_cuda_bsr){.rows = A->rows, .cols = A->cols, .br = 16, .bc = 16, .brows = brows,
+                            .nblocks = nblocks, .rowptr = browptr, .colidx = bcol, .vals = bvals, .full = true};
+    *full = true;
+done:
+    spx__cuda_free(ctx, counts);
+    spx__cuda_free(ctx, cells);
+    spx__cuda_free(ctx, tmp);
     return s;
 }
 

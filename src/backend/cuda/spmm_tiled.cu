@@ -137,7 +137,7 @@ __global__ void __launch_bounds__(BT, BT > 256 ? 1 : sizeof(T) >= 4 ? 3 : 2) til
             const int k0 = (int)(c * kc), k1 = (int)(k0 + kc < p.k ? k0 + kc : p.k);
             if (c > 0 || tile != blockIdx.y)
                 __syncthreads(); // every row is done with the previous chunk
-            copy_b_rows<T, V, NV, BT>(slab, 0, -1, p.d.B, p.d.ldb, p.d.n, p.vec_loads != 0, k0, k1, c0);
+            copy_b_rows<T, V, NV, BT>(slab, 0, -1, p.d.B, p.d.ldb, p.d.n, p.vec_loads != 0, k0, k1, c0, threadIdx.x);
             copy_b_wait();
             __syncthreads();
             // the warp's teams take slots base + sub, base + TEAMS + sub, ...
