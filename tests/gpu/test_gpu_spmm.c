@@ -653,9 +653,10 @@ static void hard_shapes(void)
         shape_matrix(build_random_rows(1001, 997, 0, 12, 1, b == 1 ? SPX_INDEX_I64 : SPX_INDEX_I32),
                      name, SPX_BSR, &fp, n_odd, 2);
     }
-    spx_format_params fp16 = {.block_rows = 16, .block_cols = 16}; /* a pattern BSR: every slot is 1 */
-    shape_matrix(astype(build_random_rows(1001, 997, 0, 12, 1, SPX_INDEX_I32), SPX_PATTERN, SPX_INDEX_DEFAULT),
-                 "1001x997 pattern as bsr 16x16", SPX_BSR, &fp16, n_odd, 2);
+    spx_matrix *blocks = NULL; /* whole 16 x 16 blocks of a pattern A: AUTO's BSR of ones */
+    CHECK_OK(g_ctx, spx_gen_block_sparse(g_ctx, 1001, 997, 16, 16, 0.1, next_seed(), SPX_F32, SPX_INDEX_I32, &blocks));
+    shape_matrix(astype(blocks, SPX_PATTERN, SPX_INDEX_DEFAULT), "1001x997 16x16 blocks, pattern", SPX_CSR, NULL,
+                 n_odd, 2);
     static const int64_t sell_shapes[][2] = {{32, 64}, {8, 1}, {4, 1000}};
     for (size_t s = 0; s < 3; s++) {
         spx_format_params fp = {.sell_c = sell_shapes[s][0], .sell_sigma = sell_shapes[s][1]};

@@ -67,6 +67,11 @@ __device__ __forceinline__ typename acc_of<T>::type a_value(const T *vals, int64
     return vals ? to_acc(vals[p]) : typename acc_of<T>::type(1);
 }
 
+// Two adjacent elements as one aligned access.
+template <typename T> struct alignas(2 * sizeof(T)) pair_of {
+    T x, y;
+};
+
 // Elements per 16-byte vector.
 template <typename T> struct vec16 { static const int n = 16 / sizeof(T); };
 

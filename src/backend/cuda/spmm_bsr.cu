@@ -1,7 +1,9 @@
 // BSR SpMM. CUDA cores: a warp per (block row, 16-row slice of the block,
-// column tile); each B row segment loaded once feeds up to 16 rows of the
-// block. Tensor cores (16 x bc blocks): mma.sync m16n8k8 (tf32) or m16n8k16
-// (f16/bf16) with the block as the A operand and B rows as the B operand.
+// column tile); each B row segment loaded feeds the slice's 16 rows. Tensor
+// cores (16 x bc blocks): mma.sync m16n8k8 (tf32) or m16n8k16 (f16/bf16)
+// with the block as the A operand and B rows as the B operand. Both stage B's
+// rows in shared memory by cp.async a step ahead. Also: the 16 x 16 blocks of
+// a device CSR, for AUTO.
 #include "backend/cuda/b_slab.cuh"
 #include "backend/cuda/mma.cuh"
 
@@ -33,7 +35,7 @@ template <typename T> struct bsr_params {
 const int BSR_WARPS = 4;
 template <typename T> constexpr int bsr_stage_ld() { return 16 + 16 / (int)sizeof(T); } // 16-byte rows, fewer conflicts
 // Rows a lane may own: 32 float sums (64 spilled at 128 registers), 8 double
-// ones (16 spilled 40 bytes).
+// ones (28 bytes spilled; 16 spilled 40).
 template <typename T> constexpr int bsr_max_rows()
 {
     return sizeof(typename acc_of<T>::type) == 8 ? 4 : 32 / vec16<T>::n;
@@ -135,81 +137,146 @@ __global__ void __launch_bounds__(BSR_WARPS * 32, 4) bsr_kernel(const bsr_params
     }
 }
 
-// Element (k, j) of B as float, zero outside the matrix.
-template <typename T>
-__device__ __forceinline__ float b_at(const bsr_params<T> &p, int64_t k, int64_t j)
-{
-    return k < p.cols && j < p.d.n ? (float)to_acc(p.d.B[k * p.d.ldb + j]) : 0.0f;
-}
+// Tensor cores (16 x bc blocks): a warp per block row and column tile of 8 x
+// NT columns, as the CUDA-core kernel walks its steps: each step's 16 B rows
+// come into the warp's shared memory by cp.async a step ahead (rows past the
+// block or past B as zeros, which the block's padding multiplies), and the
+// step's A fragment into registers a step ahead. B fragments: ldmatrix.trans
+// for 16-bit B; element by element for f32 B (its rows padded so that the
+// four rows a load reads lie in distinct banks). H: the MMA operand type
+// (float means tf32, two k8 steps a k16).
+template <typename T> constexpr int bsr_tc_pitch(int tn) { return tn + (sizeof(T) == 2 ? 8 : 4); }
 
-template <typename T>
-__device__ __forceinline__ float a_at(const bsr_params<T> &p, const T *blk, int r, int64_t c)
-{
-    return p.vals ? (float)to_acc(blk[r * p.bc + c]) : 1.0f;
-}
-
-// A warp computes a 16 x (8*NT) tile of C for one block row. H: the MMA
-// operand type (float means tf32).
 template <typename T, typename H, int NT>
-__global__ void __launch_bounds__(128) bsr_tc_kernel(const bsr_params<T> p)
+__global__ void __launch_bounds__(BSR_WARPS * 32) bsr_tc_kernel(const bsr_params<T> p, bool vec)
 {
-    const int lane = threadIdx.x & 31, g = lane >> 2, q = lane & 3;
-    const int64_t brow = ((int64_t)blockIdx.x * blockDim.x + threadIdx.x) >> 5;
-    if (brow >= p.brows)
-        return;
+    typedef typename acc_of<T>::type A;
     constexpr bool tf32 = sizeof(H) == 4;
-    constexpr int KS = tf32 ? 8 : 16;
-    const int64_t ntiles = (p.d.n + 8 * NT - 1) / (8 * NT);
+    constexpr int V = vec16<T>::n, TN = 8 * NT, PITCH = bsr_tc_pitch<T>(TN);
+    __shared__ __align__(16) T b_stage[BSR_WARPS][2][16 * PITCH];
+    const int w = threadIdx.x >> 5, lane = threadIdx.x & 31, g = lane >> 2, q = lane & 3;
+    const int64_t brow = (int64_t)blockIdx.x * BSR_WARPS + w;
+    if (brow >= p.brows) // the whole warp
+        return;
+    const int64_t steps_per_block = (p.bc + 15) / 16, first = p.rowptr[brow],
+                  steps = (p.rowptr[brow + 1] - first) * steps_per_block;
+    const int64_t ntiles = (p.d.n + TN - 1) / TN;
+    // the A fragment's 8 elements of a k16 step: (row, column) of element i
+    auto a_cell = [&](int i, int &r, int &c) {
+        r = g + (i & 1) * 8;
+        c = tf32 ? q + (i >> 1) * 4 : 2 * q + ((i >> 1) & 1) * 8 + (i >> 2);
+    };
     for (int64_t tile = blockIdx.y; tile < ntiles; tile += gridDim.y) {
-        const int64_t cbase = tile * 8 * NT;
+        const int64_t c0 = tile * TN;
         float c[NT][4];
 #pragma unroll
         for (int j = 0; j < NT; j++)
             c[j][0] = c[j][1] = c[j][2] = c[j][3] = 0.0f;
-        for (int64_t b = p.rowptr[brow]; b < p.rowptr[brow + 1]; b++) {
-            const int64_t kbase = (int64_t)p.colidx[b] * p.bc;
-            const T *blk = p.vals + b * 16 * p.bc;
-            for (int64_t kk = 0; kk < p.bc; kk += KS) {
-                uint32_t a[4], bf[2];
-                if constexpr (tf32) {
-                    a[0] = to_tf32(a_at(p, blk, g, kk + q));
-                    a[1] = to_tf32(a_at(p, blk, g + 8, kk + q));
-                    a[2] = to_tf32(a_at(p, blk, g, kk + q + 4));
-                    a[3] = to_tf32(a_at(p, blk, g + 8, kk + q + 4));
-                } else {
-                    a[0] = pack2<H>(a_at(p, blk, g, kk + 2 * q), a_at(p, blk, g, kk + 2 * q + 1));
-                    a[1] = pack2<H>(a_at(p, blk, g + 8, kk + 2 * q), a_at(p, blk, g + 8, kk + 2 * q + 1));
-                    a[2] = pack2<H>(a_at(p, blk, g, kk + 2 * q + 8), a_at(p, blk, g, kk + 2 * q + 9));
-                    a[3] = pack2<H>(a_at(p, blk, g + 8, kk + 2 * q + 8), a_at(p, blk, g + 8, kk + 2 * q + 9));
-                }
+        float a_next[8];
+        auto fetch = [&](int64_t s) {
+            const int64_t b = first + s / steps_per_block, cc0 = s % steps_per_block * 16,
+                          kbase = (int64_t)p.colidx[b] * p.bc + cc0;
+            const T *blk = p.vals + b * 16 * p.bc + cc0;
 #pragma unroll
-                for (int j = 0; j < NT; j++) {
-                    const int64_t col = cbase + j * 8 + g, k = kbase + kk;
-                    if constexpr (tf32) {
-                        bf[0] = to_tf32(b_at(p, k + q, col));
-                        bf[1] = to_tf32(b_at(p, k + q + 4, col));
+            for (int i = 0; i < 8; i++) {
+                int r, cc;
+                a_cell(i, r, cc);
+                a_next[i] = cc0 + cc < p.bc ? (p.vals ? (float)to_acc(blk[r * p.bc + cc]) : 1.0f) : 0.0f;
+            }
+            const int64_t left = p.bc - cc0 < p.cols - kbase ? p.bc - cc0 : p.cols - kbase;
+            const int rows = left < 16 ? (int)left : 16;
+            T *stage = b_stage[w][s & 1];
+            copy_b_rows<T, V, TN / V, 32, PITCH>(stage, 0, -1, p.d.B, p.d.ldb, p.d.n, vec, kbase, kbase + rows, c0,
+                                                 lane);
+            for (int e = lane; e < (16 - rows) * TN; e += 32)
+                stage[(rows + e / TN) * PITCH + e % TN] = from_acc<T>(A(0));
+            cp_async_commit();
+        };
+        if (steps > 0)
+            fetch(0);
+        for (int64_t s = 0; s < steps; s++) {
+            __syncwarp(); // the last step's reads of buffer (s + 1) & 1 are done
+            float a_cur[8];
+#pragma unroll
+            for (int i = 0; i < 8; i++)
+                a_cur[i] = a_next[i];
+            if (s + 1 < steps) {
+                fetch(s + 1);
+                cp_async_wait<1>();
+            } else {
+                cp_async_wait<0>();
+            }
+            __syncwarp(); // every lane's copies and zeros of step s
+            const T *stage = b_stage[w][s & 1];
+            if constexpr (tf32) {
+#pragma unroll
+                for (int h = 0; h < 2; h++) {
+                    const uint32_t a[4] = {to_tf32(a_cur[4 * h]), to_tf32(a_cur[4 * h + 1]),
+                                           to_tf32(a_cur[4 * h + 2]), to_tf32(a_cur[4 * h + 3])};
+#pragma unroll
+                    for (int j = 0; j < NT; j++) {
+                        const T *col = stage + (8 * h + q) * PITCH + j * 8 + g;
+                        const uint32_t bf[2] = {to_tf32((float)to_acc(col[0])), to_tf32((float)to_acc(col[4 * PITCH]))};
                         mma_tf32(c[j], a, bf);
-                    } else {
-                        bf[0] = pack2<H>(b_at(p, k + 2 * q, col), b_at(p, k + 2 * q + 1, col));
-                        bf[1] = pack2<H>(b_at(p, k + 2 * q + 8, col), b_at(p, k + 2 * q + 9, col));
+                    }
+                }
+            } else {
+                const uint32_t a[4] = {pack2<H>(a_cur[0], a_cur[4]), pack2<H>(a_cur[1], a_cur[5]),
+                                       pack2<H>(a_cur[2], a_cur[6]), pack2<H>(a_cur[3], a_cur[7])};
+                if constexpr (sizeof(T) == 2 && NT % 2 == 0) {
+                    const int mi = lane >> 3, r = lane & 7;
+                    const unsigned base = (unsigned)__cvta_generic_to_shared(stage + ((mi & 1) * 8 + r) * PITCH +
+                                                                             (mi >> 1) * 8);
+#pragma unroll
+                    for (int j = 0; j < NT; j += 2) {
+                        uint32_t b4[4];
+                        ldmatrix_x4_trans(b4, base + j * 8 * (unsigned)sizeof(T));
+                        const uint32_t b0[2] = {b4[0], b4[1]}, b1[2] = {b4[2], b4[3]};
+                        mma_16<H>(c[j], a, b0);
+                        mma_16<H>(c[j + 1], a, b1);
+                    }
+                } else {
+#pragma unroll
+                    for (int j = 0; j < NT; j++) {
+                        const T *col = stage + 2 * q * PITCH + j * 8 + g;
+                        const uint32_t bf[2] = {
+                            pack2<H>((float)to_acc(col[0]), (float)to_acc(col[PITCH])),
+                            pack2<H>((float)to_acc(col[8 * PITCH]), (float)to_acc(col[9 * PITCH]))};
                         mma_16<H>(c[j], a, bf);
                     }
                 }
             }
         }
-        typedef typename acc_of<T>::type A;
+        // a lane's two adjacent columns as one store where C's rows start on
+        // 16 bytes: element by element, 16-bit C took 1.7-1.8x the CUDA-core
+        // kernel's time on mostly empty block rows
 #pragma unroll
         for (int j = 0; j < NT; j++)
 #pragma unroll
-            for (int h = 0; h < 4; h++) {
-                const int64_t row = brow * 16 + g + (h >= 2 ? 8 : 0);
-                const int64_t col = cbase + j * 8 + 2 * q + (h & 1);
-                if (row < p.rows && col < p.d.n) {
-                    T *e = p.d.C + row * p.d.ldc + col;
-                    const A v = p.d.alpha * (A)c[j][h];
-                    *e = from_acc<T>(p.d.beta != A(0) ? v + p.d.beta * to_acc(*e) : v);
+            for (int h = 0; h < 2; h++) {
+                const int64_t row = brow * 16 + g + 8 * h, col = c0 + j * 8 + 2 * q;
+                if (row >= p.rows || col >= p.d.n)
+                    continue;
+                T *e = p.d.C + row * p.d.ldc + col;
+                A v[2] = {p.d.alpha * (A)c[j][2 * h], p.d.alpha * (A)c[j][2 * h + 1]};
+                if (p.d.c_vec && col + 1 < p.d.n) {
+                    pair_of<T> x;
+                    if (p.d.beta != A(0)) {
+                        x = *reinterpret_cast<const pair_of<T> *>(e);
+                        v[0] += p.d.beta * to_acc(x.x);
+                        v[1] += p.d.beta * to_acc(x.y);
+                    }
+                    x.x = from_acc<T>(v[0]);
+                    x.y = from_acc<T>(v[1]);
+                    *reinterpret_cast<pair_of<T> *>(e) = x;
+                } else {
+#pragma unroll
+                    for (int t = 0; t < 2; t++)
+                        if (col + t < p.d.n)
+                            e[t] = from_acc<T>(p.d.beta != A(0) ? v[t] + p.d.beta * to_acc(e[t]) : v[t]);
                 }
             }
+        __syncwarp(); // the next tile's first copies overwrite buffer 0
     }
 }
 
@@ -259,15 +326,18 @@ template <typename T, int V> cudaError_t launch_bsr_t(const spx_cuda_bsr *A, con
     return launch_bsr_rows<T, V, bsr_max_rows<T>()>(A, d, 16 / (32 / g));
 }
 
-template <typename T, typename H>
-cudaError_t launch_bsr_tc_t(const spx_cuda_bsr *A, const spx_cuda_dense_args *d)
+template <typename T, typename H, int NT> cudaError_t launch_bsr_tc_nt(const spx_cuda_bsr *A, const spx_cuda_dense_args *d)
 {
-    const int NT = 4;
-    bsr_params<T> p = make_params<T>(A, d);
-    int64_t gy = (d->n + 8 * NT - 1) / (8 * NT);
-    dim3 grid((unsigned)((A->brows * 32 + 127) / 128), (unsigned)(gy > 65535 ? 65535 : gy));
-    bsr_tc_kernel<T, H, NT><<<grid, 128, 0, d->stream>>>(p);
+    const int64_t gy = (d->n + 8 * NT - 1) / (8 * NT);
+    dim3 grid((unsigned)((A->brows + BSR_WARPS - 1) / BSR_WARPS), (unsigned)(gy > 65535 ? 65535 : gy));
+    bsr_tc_kernel<T, H, NT><<<grid, BSR_WARPS * 32, 0, d->stream>>>(make_params<T>(A, d), d->vec >= vec16<T>::n);
     return cudaGetLastError();
+}
+
+// Tiles of 64 columns, or of 16 where N is at most 16.
+template <typename T, typename H> cudaError_t launch_bsr_tc_t(const spx_cuda_bsr *A, const spx_cuda_dense_args *d)
+{
+    return d->n <= 16 ? launch_bsr_tc_nt<T, H, 2>(A, d) : launch_bsr_tc_nt<T, H, 8>(A, d);
 }
 
 // The 16 x 16 blocks of a CSR on the device: a half-warp per block row, lane

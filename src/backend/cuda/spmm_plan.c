@@ -1246,16 +1246,20 @@ spx_status spx__cuda_spmm_plan_create(spx_ctx *ctx, const spx_spmm_args *a, void
         if (P->alg == SPX_SPMM_AUTO && blocks_may_pay(P) && (s = spx__plan_bsr_from_csr(ctx, P, &blocks)))
             break;
         if (blocks) {
-            /* on CUDA cores at every precision: the tensor-core kernel, which
-             * reads B element by element, took 1.2-1.3x its time at N =
-             * 128-256 and saved 7-20 % at N = 8-32 (H100, docs/PERFORMANCE.md) */
+            /* f32 data at a tensor-core precision on tensor cores: 1.10-1.55x
+             * the CUDA-core kernel's speed on 16 x 16 blocks at N = 8-256; on
+             * 32 x 32 ones 1.53x at N = 8, within 2 % at N = 32-256. Else on
+             * CUDA cores: on 16-bit data the tensor-core kernel took up to 1.8x
+             * their time (H100, docs/PERFORMANCE.md). */
             P->alg = SPX_SPMM_BSR;
-            P->precision = SPX_PRECISION_EXACT;
+            const bool tc = P->dtype == SPX_F32 && P->precision != SPX_PRECISION_EXACT &&
+                            spx__cuda_bsr_tc_supported(&P->bsr, P->dtype, P->precision);
+            if (!tc)
+                P->precision = SPX_PRECISION_EXACT;
             snprintf(why, sizeof why,
                      "A is made of whole 16x16 blocks (%lld, every cell in the matrix an entry), built on the device: "
-                     "each B row segment loaded feeds 16 rows, and B is read as it is; on CUDA cores at any "
-                     "precision",
-                     (long long)P->bsr.nblocks);
+                     "each B row segment loaded feeds 16 rows, and B is read as it is; on %s",
+                     (long long)P->bsr.nblocks, tc ? "tensor cores" : "CUDA cores");
             break;
         }
         if (tiled) {

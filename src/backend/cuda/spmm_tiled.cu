@@ -53,9 +53,6 @@ template <typename T> struct tiled_params {
 
 // Entries i and i + 1 of A (past `end`: column INT_MAX, value 0), as one
 // vector load of each array when their alignment allows (p.pairs).
-template <typename T> struct alignas(2 * sizeof(T)) pair_of {
-    T x, y;
-};
 template <typename T>
 __device__ __forceinline__ void load_entry_pair(const tiled_params<T> &p, int64_t i, int64_t end, int (&col)[2],
                                                 typename acc_of<T>::type (&v)[2])
