@@ -33,6 +33,17 @@ template <typename T> struct bsr_params {
 // straight into registers, four B rows at a time, the rows' latency bound the
 // kernel (1M x 1M of 16 x 16 blocks, N = 128: 2.09 ms, H100).
 const int BSR_WARPS = 4;
+// Start step s + 1's copies (fetch(s + 1)) and wait for this lane's of step s:
+// the steps take turns in two buffers.
+template <typename F> __device__ __forceinline__ void next_step(int64_t s, int64_t steps, F &fetch)
+{
+    if (s + 1 < steps) {
+        fetch(s + 1);
+        cp_async_wait<1>();
+    } else {
+        cp_async_wait<0>();
+    }
+}
 template <typename T> constexpr int bsr_stage_ld() { return 16 + 16 / (int)sizeof(T); } // 16-byte rows, fewer conflicts
 // Rows a lane may own: 32 float sums (64 spilled at 128 registers), 8 double
 // ones (28 bytes spilled; 16 spilled 40).
@@ -105,12 +116,7 @@ __global__ void __launch_bounds__(BSR_WARPS * 32, 4) bsr_kernel(const bsr_params
                 const int e = i * 32 + lane;
                 st[(e & 15) * LD + (e >> 4)] = a_next[i];
             }
-            if (s + 1 < steps) {
-                fetch(s + 1);
-                cp_async_wait<1>();
-            } else {
-                cp_async_wait<0>();
-            }
+            next_step(s, steps, fetch);
             __syncwarp(); // every lane's values and copies of step s
             const T *bs = b_stage[w][s & 1] + g * V;
 #pragma unroll 4
@@ -200,12 +206,7 @@ __global__ void __launch_bounds__(BSR_WARPS * 32) bsr_tc_kernel(const bsr_params
 #pragma unroll
             for (int i = 0; i < 8; i++)
                 a_cur[i] = a_next[i];
-            if (s + 1 < steps) {
-                fetch(s + 1);
-                cp_async_wait<1>();
-            } else {
-                cp_async_wait<0>();
-            }
+            next_step(s, steps, fetch);
             __syncwarp(); // every lane's copies and zeros of step s
             const T *stage = b_stage[w][s & 1];
             if constexpr (tf32) {
