@@ -894,6 +894,17 @@ static bool row_runs_pay(spx_ctx *ctx, const cuda_plan *P, char *why, size_t why
     return true;
 }
 
+/* Whether op(A) may be made of whole 16 x 16 blocks (spx__plan_bsr_from_csr
+ * finds out, reading every entry). A nonempty row of such blocks holds 16
+ * entries a block, fewer only in the last block column, so only a mean of
+ * BSR_MIN_MEAN entries a row or more is looked at: a whole-block matrix whose
+ * rows are mostly empty is not. */
+#define BSR_MIN_MEAN 8
+static bool blocks_may_pay(const cuda_plan *P)
+{
+    return P->m >= 16 && P->k >= 16 && P->csr.nnz >= BSR_MIN_MEAN * P->m;
+}
+
 /* AUTO writes op(A) out densely and runs a dense GEMM when A holds at least
  * 1/share of its cells, share being about how many times the sparse kernels'
  * useful flop rate the GEMM's rate is (on CUDA cores for exact f32; on tensor
@@ -936,16 +947,6 @@ static bool row_runs_pay(spx_ctx *ctx, const cuda_plan *P, char *why, size_t why
  * sparse kernels (48.8 us against 26.3). Measured on DLMC layers
  * (docs/PERFORMANCE.md): f32 data on an H100, bf16 and f16 data on an H200;
  * f64 takes it only when forced. */
-/* Whether op(A) may be made of whole 16 x 16 blocks (spx__plan_bsr_from_csr
- * finds out, reading every entry): a nonempty row of such blocks holds 16
- * entries a block, fewer only in the last block column, so a matrix is
- * looked at from a mean of BSR_MIN_MEAN entries a row. */
-#define BSR_MIN_MEAN 8
-static bool blocks_may_pay(const cuda_plan *P)
-{
-    return P->m >= 16 && P->k >= 16 && P->csr.nnz >= BSR_MIN_MEAN * P->m;
-}
-
 static bool dense_on_tensor_cores(const cuda_plan *P)
 {
     return P->dtype == SPX_F16 || P->dtype == SPX_BF16 || P->precision != SPX_PRECISION_EXACT;
