@@ -644,8 +644,9 @@ static void hard_shapes(void)
     k_slabs_shapes();
     gather_shapes();
     /* blocked formats whose blocks and slices do not divide the shape */
-    static const int64_t bsr_shapes[][2] = {{4, 4}, {3, 5}, {16, 16}, {20, 24}};
-    for (size_t b = 0; b < 4; b++) {
+    /* 16 x 32: the last block column's second half starts past k = 997 */
+    static const int64_t bsr_shapes[][2] = {{4, 4}, {3, 5}, {16, 16}, {20, 24}, {16, 32}};
+    for (size_t b = 0; b < 5; b++) {
         spx_format_params fp = {.block_rows = bsr_shapes[b][0], .block_cols = bsr_shapes[b][1]};
         char name[64];
         snprintf(name, sizeof name, "1001x997 as bsr %lldx%lld", (long long)fp.block_rows,

@@ -29,7 +29,7 @@ template <typename T> struct bsr_params {
 // the step's 16 rows of B's tile come into the warp's shared memory by
 // cp.async, the next step's while this one's are added, and its values pass
 // through registers (loaded a step ahead) into shared memory, transposed, so
-// that a lane reads its R values of a column in 16-byte loads. Loaded
+// that a lane reads its R values of a column together. Loaded
 // straight into registers, four B rows at a time, the rows' latency bound the
 // kernel (1M x 1M of 16 x 16 blocks, N = 128: 2.09 ms, H100).
 const int BSR_WARPS = 4;
@@ -46,7 +46,7 @@ template <typename F> __device__ __forceinline__ void next_step(int64_t s, int64
 }
 template <typename T> constexpr int bsr_stage_ld() { return 16 + 16 / (int)sizeof(T); } // 16-byte rows, fewer conflicts
 // Rows a lane may own: 32 float sums (64 spilled at 128 registers), 8 double
-// ones (28 bytes spilled; 16 spilled 40).
+// ones (16 spilled 40 bytes).
 template <typename T> constexpr int bsr_max_rows()
 {
     return sizeof(typename acc_of<T>::type) == 8 ? 4 : 32 / vec16<T>::n;
@@ -75,10 +75,11 @@ __global__ void __launch_bounds__(BSR_WARPS * 32, 4) bsr_kernel(const bsr_params
         kbase = (int64_t)p.colidx[b] * p.bc + cc0;
         return p.vals + (b * p.br + r0) * p.bc + cc0;
     };
-    // the B rows of step s that lie in B
+    // the B rows of step s that lie in B (none for a step of an edge block
+    // that starts past B's last row)
     auto rows_of = [&](int64_t kbase, int64_t cc0) {
         const int64_t left = p.bc - cc0 < p.cols - kbase ? p.bc - cc0 : p.cols - kbase;
-        return left < 16 ? (int)left : 16;
+        return left <= 0 ? 0 : left < 16 ? (int)left : 16;
     };
     for (int64_t tile = blockIdx.y; tile < ntiles; tile += gridDim.y) {
         const int64_t c0 = tile * TN, col0 = c0 + (int64_t)g * V;
@@ -190,7 +191,7 @@ __global__ void __launch_bounds__(BSR_WARPS * 32) bsr_tc_kernel(const bsr_params
                 a_next[i] = cc0 + cc < p.bc ? (p.vals ? (float)to_acc(blk[r * p.bc + cc]) : 1.0f) : 0.0f;
             }
             const int64_t left = p.bc - cc0 < p.cols - kbase ? p.bc - cc0 : p.cols - kbase;
-            const int rows = left < 16 ? (int)left : 16;
+            const int rows = left <= 0 ? 0 : left < 16 ? (int)left : 16; // none past B's last row
             T *stage = b_stage[w][s & 1];
             copy_b_rows<T, V, TN / V, 32, PITCH>(stage, 0, -1, p.d.B, p.d.ldb, p.d.n, vec, kbase, kbase + rows, c0,
                                                  lane);
