@@ -345,15 +345,18 @@ template <typename T, typename H> cudaError_t launch_bsr_tc_t(const spx_cuda_bsr
 // The 16 x 16 blocks of a CSR on the device: a half-warp per block row, lane
 // l walking row 16 x (block row) + l in column order, each step taking the
 // least block column any of its lanes is at. COUNT: the blocks of each block
-// row (counts) and the cells of those blocks that lie in the matrix (cells;
-// a block row stops counting once its cells pass its entries, which then
-// cannot all be blocks' cells); else each block's column and its values
-// (the values zero-filled before; E: a value's bits, one: 1 for pattern A).
+// row (counts), and *broken = 1 where the cells of a block row's blocks that
+// lie in the matrix are not exactly its entries (it stops counting once they
+// pass them). Where *broken stays 0 the blocks are whole (rows holding no
+// column twice) and every count is complete, so that the fill pass writes
+// only the blocks counted. Else
+// each block's column and its values (the values zero-filled before; E: a
+// value's bits, one: 1 for pattern A).
 template <typename E, bool COUNT>
 __global__ void __launch_bounds__(256) csr_blocks_kernel(const int64_t *__restrict__ rowptr,
                                                          const int32_t *__restrict__ colidx, const E *__restrict__ vals,
                                                          int64_t m, int64_t k, int64_t brows, int64_t *counts,
-                                                         unsigned long long *cells, const int64_t *__restrict__ browptr,
+                                                         int *broken, const int64_t *__restrict__ browptr,
                                                          int32_t *bcol, E *bvals, E one)
 {
     const int64_t h = ((int64_t)blockIdx.x * blockDim.x + threadIdx.x) >> 4;
@@ -389,23 +392,24 @@ __global__ void __launch_bounds__(256) csr_blocks_kernel(const int64_t *__restri
     }
     if (COUNT && l == 0) {
         counts[h] = out;
-        atomicAdd(cells, in);
+        if (in != entries)
+            *broken = 1;
     }
 }
 
 template <typename E>
 cudaError_t launch_csr_blocks(const spx_cuda_csr *A, int64_t brows, bool count, int64_t *counts,
-                              unsigned long long *cells, const int64_t *browptr, int32_t *bcol, void *bvals, E one,
+                              int *broken, const int64_t *browptr, int32_t *bcol, void *bvals, E one,
                               cudaStream_t stream)
 {
     const unsigned grid = (unsigned)((brows * 16 + 255) / 256);
     const E *vals = static_cast<const E *>(A->vals);
     if (count)
         csr_blocks_kernel<E, true><<<grid, 256, 0, stream>>>(A->rowptr, A->colidx, vals, A->rows, A->cols, brows,
-                                                              counts, cells, browptr, bcol, (E *)bvals, one);
+                                                              counts, broken, browptr, bcol, (E *)bvals, one);
     else
         csr_blocks_kernel<E, false><<<grid, 256, 0, stream>>>(A->rowptr, A->colidx, vals, A->rows, A->cols, brows,
-                                                               counts, cells, browptr, bcol, (E *)bvals, one);
+                                                               counts, broken, browptr, bcol, (E *)bvals, one);
     return cudaGetLastError();
 }
 
@@ -447,19 +451,19 @@ extern "C" cudaError_t spx__cuda_launch_bsr(const spx_cuda_bsr *A, spx_precision
 }
 
 extern "C" cudaError_t spx__cuda_csr_blocks(const spx_cuda_csr *A, spx_dtype dtype, int count, int64_t *counts,
-                                           unsigned long long *cells, const int64_t *browptr, int32_t *bcol,
+                                           int *broken, const int64_t *browptr, int32_t *bcol,
                                            void *bvals, cudaStream_t stream)
 {
     const int64_t brows = (A->rows + 15) / 16;
     if (brows == 0 || brows * 16 / 256 >= INT32_MAX)
         return brows == 0 ? cudaSuccess : cudaErrorInvalidValue;
     switch (dtype) {
-    case SPX_F32: return launch_csr_blocks<uint32_t>(A, brows, count, counts, cells, browptr, bcol, bvals, 0x3f800000u, stream);
+    case SPX_F32: return launch_csr_blocks<uint32_t>(A, brows, count, counts, broken, browptr, bcol, bvals, 0x3f800000u, stream);
     case SPX_F64:
-        return launch_csr_blocks<uint64_t>(A, brows, count, counts, cells, browptr, bcol, bvals, 0x3ff0000000000000ull,
+        return launch_csr_blocks<uint64_t>(A, brows, count, counts, broken, browptr, bcol, bvals, 0x3ff0000000000000ull,
                                            stream);
-    case SPX_F16: return launch_csr_blocks<uint16_t>(A, brows, count, counts, cells, browptr, bcol, bvals, 0x3c00, stream);
-    case SPX_BF16: return launch_csr_blocks<uint16_t>(A, brows, count, counts, cells, browptr, bcol, bvals, 0x3f80, stream);
+    case SPX_F16: return launch_csr_blocks<uint16_t>(A, brows, count, counts, broken, browptr, bcol, bvals, 0x3c00, stream);
+    case SPX_BF16: return launch_csr_blocks<uint16_t>(A, brows, count, counts, broken, browptr, bcol, bvals, 0x3f80, stream);
     default: return cudaErrorInvalidValue;
     }
 }

@@ -166,14 +166,12 @@ cudaError_t spx__cuda_launch_bsr(const spx_cuda_bsr *A, spx_precision prec,
 int spx__cuda_bsr_tc_supported(const spx_cuda_bsr *A, spx_dtype dtype, spx_precision prec);
 /* The 16 x 16 blocks of a device CSR whose rows are sorted, values of dtype
  * (NULL: pattern, blocks of ones). count != 0: counts[b] = the blocks of
- * block row b, *cells += the cells of them that lie in the matrix (but a block
- * row stops counting once they pass its entries: *cells == nnz exactly when
- * every such cell is an entry). Else, with browptr the exclusive scan of
- * counts: the block columns and the values into bvals, which must hold
- * zeros. */
-cudaError_t spx__cuda_csr_blocks(const spx_cuda_csr *A, spx_dtype dtype, int count, int64_t *counts,
-                                 unsigned long long *cells, const int64_t *browptr, int32_t *bcol, void *bvals,
-                                 cudaStream_t stream);
+ * block row b, and *broken = 1 unless every cell of them that lies in the
+ * matrix is an entry (the counts are then not to be used). Else, with browptr
+ * the exclusive scan of counts: the block columns and the values into bvals,
+ * which must hold zeros. */
+cudaError_t spx__cuda_csr_blocks(const spx_cuda_csr *A, spx_dtype dtype, int count, int64_t *counts, int *broken,
+                                 const int64_t *browptr, int32_t *bcol, void *bvals, cudaStream_t stream);
 
 /* Gather-GEMM on tensor cores: rows in groups of 16, each stored densely over
  * the union of its columns in steps of 16 slots per chunk of kc rows of B. A

@@ -148,7 +148,7 @@ spx_status spx__plan_bsr_from_csr(spx_ctx *ctx, cuda_plan *P, bool *full)
     const int64_t brows = (A->rows + 15) / 16;
     cudaStream_t st = spx__cuda(ctx)->stream;
     int64_t *counts = NULL, *browptr = NULL, nblocks = 0;
-    unsigned long long *cells = NULL, host_cells = 0;
+    int *broken = NULL, host_broken = 1;
     void *tmp = NULL, *bvals = NULL;
     int32_t *bcol = NULL;
     size_t tmp_bytes = 0;
@@ -157,14 +157,14 @@ spx_status spx__plan_bsr_from_csr(spx_ctx *ctx, cuda_plan *P, bool *full)
         return SPX_OK;
     spx_status s;
     if ((s = spx__cuda_alloc(ctx, (void **)&counts, (size_t)(brows + 1) * 8, "block count")) ||
-        (s = spx__cuda_alloc(ctx, (void **)&cells, 8, "block count")) ||
+        (s = spx__cuda_alloc(ctx, (void **)&broken, sizeof *broken, "block count")) ||
         (s = spx__cuda_check(ctx, cudaMemsetAsync(counts, 0, (size_t)(brows + 1) * 8, st), "block count")) ||
-        (s = spx__cuda_check(ctx, cudaMemsetAsync(cells, 0, 8, st), "block count")) ||
-        (s = spx__cuda_check(ctx, spx__cuda_csr_blocks(A, P->dtype, 1, counts, cells, NULL, NULL, NULL, st),
+        (s = spx__cuda_check(ctx, cudaMemsetAsync(broken, 0, sizeof *broken, st), "block count")) ||
+        (s = spx__cuda_check(ctx, spx__cuda_csr_blocks(A, P->dtype, 1, counts, broken, NULL, NULL, NULL, st),
                              "block count kernel")) ||
-        (s = spx__cuda_download(ctx, &host_cells, cells, 8)) || (s = spx__cuda_sync(ctx)))
+        (s = spx__cuda_download(ctx, &host_broken, broken, sizeof host_broken)) || (s = spx__cuda_sync(ctx)))
         goto done;
-    if (host_cells != (unsigned long long)A->nnz)
+    if (host_broken)
         goto done;
     if ((s = spx__cuda_check(ctx, spx__cuda_gemm_scan(NULL, NULL, brows + 1, NULL, &tmp_bytes, st), "block scan")) ||
         (s = spx__cuda_alloc(ctx, &tmp, tmp_bytes, "block scan")) ||
@@ -186,7 +186,7 @@ spx_status spx__plan_bsr_from_csr(spx_ctx *ctx, cuda_plan *P, bool *full)
     *full = true;
 done:
     spx__cuda_free(ctx, counts);
-    spx__cuda_free(ctx, cells);
+    spx__cuda_free(ctx, broken);
     spx__cuda_free(ctx, tmp);
     return s;
 }
