@@ -105,6 +105,24 @@ if [ $sanitize = 1 ]; then
       note "sanitizer memcheck spx spmm (row runs, $dt): ERRORS (see sanitizer.log)"
     fi
   done
+  # BSR: AUTO on whole 16 x 16 blocks (clipped at the edges) on CUDA cores and
+  # on tensor cores, and a BSR input of 16 x 32 blocks whose last block
+  # column's second half starts past k = 997, through the CLI, checked
+  build-gpu/spx gen block-sparse --rows 1203 --cols 997 --block 16x16 --density 0.1 --out "$lap/bs.mtx" > /dev/null
+  build-gpu/spx convert "$lap/bs.mtx" "$lap/bs1632.spx" --format bsr --block 16x32 > /dev/null
+  while read -r file alg prec; do
+    if compute-sanitizer --tool memcheck --error-exitcode 99 build-gpu/spx spmm "$lap/$file" --n 70 --alg $alg \
+         --precision $prec --backend cuda --explain --check --beta 0.5 < /dev/null >> "$OUT/sanitizer.log" 2>&1; then
+      note "sanitizer memcheck spx spmm (bsr, $file $alg $prec): clean"
+    else
+      note "sanitizer memcheck spx spmm (bsr, $file $alg $prec): ERRORS (see sanitizer.log)"
+    fi
+  done <<'CASES'
+bs.mtx auto exact
+bs.mtx auto bf16
+bs1632.spx bsr bf16
+bs1632.spx bsr tf32
+CASES
   rm -rf "$lap"
 fi
 
