@@ -403,13 +403,9 @@ cudaError_t launch_csr_blocks(const spx_cuda_csr *A, int64_t brows, bool count, 
                               cudaStream_t stream)
 {
     const unsigned grid = (unsigned)((brows * 16 + 255) / 256);
-    const E *vals = static_cast<const E *>(A->vals);
-    if (count)
-        csr_blocks_kernel<E, true><<<grid, 256, 0, stream>>>(A->rowptr, A->colidx, vals, A->rows, A->cols, brows,
-                                                              counts, broken, browptr, bcol, (E *)bvals, one);
-    else
-        csr_blocks_kernel<E, false><<<grid, 256, 0, stream>>>(A->rowptr, A->colidx, vals, A->rows, A->cols, brows,
-                                                               counts, broken, browptr, bcol, (E *)bvals, one);
+    const auto kernel = count ? csr_blocks_kernel<E, true> : csr_blocks_kernel<E, false>;
+    kernel<<<grid, 256, 0, stream>>>(A->rowptr, A->colidx, static_cast<const E *>(A->vals), A->rows, A->cols, brows,
+                                     counts, broken, browptr, bcol, (E *)bvals, one);
     return cudaGetLastError();
 }
 

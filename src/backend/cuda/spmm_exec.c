@@ -102,8 +102,7 @@ static cudaError_t own_gemm(spx_ctx *ctx, const cuda_plan *P, const spx_cuda_den
  * it, then those values' terms; or, on the dense path with beta = 0, no copy
  * (dense_in_place); or, for the dense path's small products of 16-bit
  * operands, spx's own GEMM, which keeps those values apart itself
- * (spmm_dense_mma.cu); or, for BSR whose blocks hold only entries of A, no
- * copy. */
+ * (spmm_dense_mma.cu). */
 static spx_status run_on_finite_b(spx_ctx *ctx, const cuda_plan *P, const spx_cuda_dense_args *d)
 {
     const bool dense = P->alg == SPX_SPMM_DENSE, as_operand = dense || P->alg == SPX_SPMM_GATHER_TC;
@@ -113,8 +112,6 @@ static spx_status run_on_finite_b(spx_ctx *ctx, const cuda_plan *P, const spx_cu
         return SPX_OK;
     if (P->k == 0)
         return spx__cuda_check(ctx, spx__cuda_scale(d, P->m), "scale kernel");
-    if (P->alg == SPX_SPMM_BSR && P->bsr.full) /* its blocks hold no zero A does not: B as it is */
-        return spx__cuda_check(ctx, spx__cuda_launch_bsr(&P->bsr, P->precision, d), "bsr kernel");
     if (dense && P->dense_mma && spx__cuda_dense_mma_fits(&P->dense, d, P->m))
         return spx__cuda_check(ctx, own_gemm(ctx, P, d), "dense GEMM kernel");
     if (dense && (d->ldc > INT32_MAX || ldo > INT32_MAX))
@@ -212,6 +209,9 @@ static spx_status run_kernels(spx_ctx *ctx, const cuda_plan *P, spx_cuda_dense_a
     case SPX_SPMM_SELL:
         return spx__cuda_check(ctx, spx__cuda_launch_sell(&P->sell, spx__plan_group_for_n(P->n, P->dtype), d), "sell kernel");
     case SPX_SPMM_BSR:
+        if (P->bsr.full) /* its blocks hold no zero A does not: B as it is */
+            return spx__cuda_check(ctx, spx__cuda_launch_bsr(&P->bsr, P->precision, d), "bsr kernel");
+        return run_on_finite_b(ctx, P, d);
     case SPX_SPMM_GATHER_TC:
     case SPX_SPMM_DENSE:
         return run_on_finite_b(ctx, P, d);
