@@ -637,6 +637,25 @@ static void check_plans(void)
             TFAIL("AUTO on 16 x %d blocks %s BSR: %s", half ? 8 : 16, half ? "took" : "did not take",
                   spx_spmm_plan_explain(plan));
         spx_spmm_plan_destroy(plan);
+        /* whole blocks: tensor cores at a tensor-core precision, CUDA cores
+         * for exact, in every type the MMA takes */
+        for (int c = 0; A && !half && c < 4; c++) {
+            static const struct { spx_dtype dtype; spx_precision prec; const char *where; } rule[] = {
+                {SPX_F32, SPX_PRECISION_BF16, "tensor cores"}, {SPX_BF16, SPX_PRECISION_BF16, "tensor cores"},
+                {SPX_F16, SPX_PRECISION_F16, "tensor cores"}, {SPX_BF16, SPX_PRECISION_EXACT, "CUDA cores"}};
+            spx_spmm_options o = {.precision = rule[c].prec};
+            spx_matrix *At = NULL;
+            plan = NULL;
+            CHECK_OK(g_ctx, spx_matrix_astype(g_ctx, A, rule[c].dtype, SPX_INDEX_DEFAULT, &At));
+            if (At)
+                CHECK_OK(g_ctx, spx_spmm_plan_create(g_ctx, SPX_OP_NONE, At, 32, rule[c].dtype, &o, &plan));
+            g_error_checks++;
+            if (plan && !strstr(spx_spmm_plan_explain(plan), rule[c].where))
+                TFAIL("AUTO on whole blocks, %s data at %s precision: not on %s: %s", spx_dtype_name(rule[c].dtype),
+                      spx_precision_name(rule[c].prec), rule[c].where, spx_spmm_plan_explain(plan));
+            spx_spmm_plan_destroy(plan);
+            spx_matrix_destroy(At);
+        }
         spx_matrix_destroy(A);
     }
 }

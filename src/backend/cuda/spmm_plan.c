@@ -1247,13 +1247,13 @@ spx_status spx__cuda_spmm_plan_create(spx_ctx *ctx, const spx_spmm_args *a, void
         if (P->alg == SPX_SPMM_AUTO && blocks_may_pay(P) && (s = spx__plan_bsr_from_csr(ctx, P, &blocks)))
             break;
         if (blocks) {
-            /* f32 data at a tensor-core precision on tensor cores: 1.10-1.55x
-             * the CUDA-core kernel's speed on 16 x 16 blocks at N = 8-256; on
-             * 32 x 32 ones 1.53x at N = 8, within 2 % at N = 32-256. Else on
-             * CUDA cores: on 16-bit data the tensor-core kernel took up to 1.8x
-             * their time (H100, docs/PERFORMANCE.md). */
+            /* A tensor-core precision runs on tensor cores. Against the
+             * CUDA-core kernel on 16 x 16 blocks at N = 8-256: 1.10-1.55x its
+             * speed for f32 data, 1.29-2.0x for bf16 data; on 32 x 32 ones
+             * 1.53x / 1.64x at N = 8, within 2.5 % at N = 32-256 (H100,
+             * docs/PERFORMANCE.md). */
             P->alg = SPX_SPMM_BSR;
-            const bool tc = P->dtype == SPX_F32 && P->precision != SPX_PRECISION_EXACT &&
+            const bool tc = P->precision != SPX_PRECISION_EXACT &&
                             spx__cuda_bsr_tc_supported(&P->bsr, P->dtype, P->precision);
             if (!tc)
                 P->precision = SPX_PRECISION_EXACT;
