@@ -105,6 +105,15 @@ if [ $sanitize = 1 ]; then
       note "sanitizer memcheck spx spmm (row runs, $dt): ERRORS (see sanitizer.log)"
     fi
   done
+  # the row runs on B rounded to bf16 (AUTO at bf16 precision where B's rows
+  # lie too far apart for the L2 cache), through the CLI, checked
+  build-gpu/spx gen uniform --rows 1000000 --cols 131072 --per-row 8 --out "$lap/u8.mtx" > /dev/null
+  if compute-sanitizer --tool memcheck --error-exitcode 99 build-gpu/spx spmm "$lap/u8.mtx" --n 130 \
+       --precision bf16 --backend cuda --explain --check --beta 0.5 >> "$OUT/sanitizer.log" 2>&1; then
+    note "sanitizer memcheck spx spmm (row runs on rounded B): clean"
+  else
+    note "sanitizer memcheck spx spmm (row runs on rounded B): ERRORS (see sanitizer.log)"
+  fi
   # BSR: AUTO on whole 16 x 16 blocks (clipped at the edges) on CUDA cores and
   # on tensor cores, and a BSR input of 16 x 32 blocks whose last block
   # column's second half starts past k = 997, through the CLI, checked

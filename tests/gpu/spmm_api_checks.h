@@ -624,6 +624,33 @@ static void check_plans(void)
             run_case(&c, 0);
         }
     tmat_free(&t);
+    /* AUTO at bf16 and f16 precision rounds B for the row kernels (here the
+     * row runs) where most entries' B rows lie too far apart for the L2
+     * cache (B a quarter beyond it; N off the tile); not at exact precision */
+    spx_device_info info;
+    if (g_cuda && spx_ctx_device_info(g_ctx, &info) == SPX_OK && info.l2_bytes > 0) {
+        const int64_t rk = 131072, rn = info.l2_bytes / (4 * rk) * 5 / 4 + 3;
+        A = NULL;
+        CHECK_OK(g_ctx, spx_gen_uniform(g_ctx, 1000000, rk, 8, next_seed(), SPX_F32, SPX_INDEX_DEFAULT, &A));
+        for (int p = 0; A && p < 3; p++) {
+            static const spx_precision precs[] = {SPX_PRECISION_BF16, SPX_PRECISION_F16, SPX_PRECISION_EXACT};
+            spx_spmm_options o = {.precision = precs[p]};
+            spx_spmm_plan *plan = NULL;
+            CHECK_OK(g_ctx, spx_spmm_plan_create(g_ctx, SPX_OP_NONE, A, rn, SPX_F32, &o, &plan));
+            g_error_checks++;
+            if (plan && (strstr(spx_spmm_plan_explain(plan), "B rounded to") != NULL) != (p < 2))
+                TFAIL("AUTO, B of %.0f MB, precision %s: B %s: %s", 4e-6 * (double)(rk * rn),
+                      spx_precision_name(precs[p]), p < 2 ? "not rounded" : "rounded", spx_spmm_plan_explain(plan));
+            spx_spmm_plan_destroy(plan);
+        }
+        if (A && tmat_make(&t, A, SPX_CSR, NULL, "uniform 1M x 128K, 8 a row, B beyond L2, plans")) {
+            tcase c = case_make(&t, SPX_OP_NONE, SPX_F32, rn);
+            c.algs = 1u << SPX_SPMM_AUTO;
+            c.precs = 1u << SPX_PRECISION_EXACT | 1u << SPX_PRECISION_BF16 | 1u << SPX_PRECISION_F16;
+            run_case(&c, MEM_DEVICE_ONLY);
+            tmat_free(&t);
+        }
+    }
     /* AUTO multiplies as BSR only where A's 16 x 16 blocks are whole */
     for (int half = 0; g_cuda && half < 2; half++) {
         A = NULL;

@@ -8,6 +8,8 @@
 #include <cuda_runtime.h>
 #include <stdint.h>
 
+#include <type_traits>
+
 #include "spx.h"
 extern "C" {
 #include "backend/cuda/spmm_cuda.h"
@@ -35,10 +37,12 @@ template <> __device__ __forceinline__ __nv_bfloat16 from_acc<__nv_bfloat16>(flo
 }
 
 // The dense operands and scalars every SpMM kernel takes: C = alpha * op(A)
-// * B + beta * C with B and C row-major, n columns.
-template <typename T> struct dense_ops {
+// * B + beta * C with B and C row-major, n columns. B's values are of TB: T,
+// or for the row kernels at the bf16 and f16 precisions, f32 data's B rounded
+// to that type (spx_cuda_dense_args.b_round).
+template <typename T, typename TB = T> struct dense_ops {
     int64_t n;
-    const T *B;
+    const TB *B;
     int64_t ldb;
     T *C;
     int64_t ldc;
@@ -46,11 +50,11 @@ template <typename T> struct dense_ops {
     bool c_vec; // C's rows may be stored as 16-byte vectors
 };
 
-template <typename T> dense_ops<T> dense_ops_from(const spx_cuda_dense_args *d)
+template <typename T, typename TB = T> dense_ops<T, TB> dense_ops_from(const spx_cuda_dense_args *d)
 {
-    dense_ops<T> o;
+    dense_ops<T, TB> o;
     o.n = d->n;
-    o.B = static_cast<const T *>(d->B);
+    o.B = static_cast<const TB *>(d->B);
     o.ldb = d->ldb;
     o.C = static_cast<T *>(d->C);
     o.ldc = d->ldc;
@@ -67,6 +71,17 @@ __device__ __forceinline__ typename acc_of<T>::type a_value(const T *vals, int64
     return vals ? to_acc(vals[p]) : typename acc_of<T>::type(1);
 }
 
+// The same, rounded to TB where B's values were rounded to TB (16-bit B for
+// f32 data): A's and B's values then meet at one precision.
+template <typename TB, typename T>
+__device__ __forceinline__ typename acc_of<T>::type a_value_as(const T *vals, int64_t p)
+{
+    if constexpr (sizeof(TB) < sizeof(T))
+        return to_acc(from_acc<TB>(a_value(vals, p)));
+    else
+        return a_value(vals, p);
+}
+
 // Two adjacent elements as one aligned access.
 template <typename T> struct alignas(2 * sizeof(T)) pair_of {
     T x, y;
@@ -76,14 +91,16 @@ template <typename T> struct alignas(2 * sizeof(T)) pair_of {
 template <typename T> struct vec16 { static const int n = 16 / sizeof(T); };
 
 // Load V elements of T at p into acc-typed registers. V == 1 or V * sizeof(T)
-// == 16 (p then 16-byte aligned).
+// == 16, or 8 (four 16-bit values of a rounded B); p then aligned to that.
 template <typename T, int V>
 __device__ __forceinline__ void load_v(const T *__restrict__ p, typename acc_of<T>::type (&out)[V])
 {
-    if (V == 1) {
+    static_assert(V == 1 || V * sizeof(T) == 16 || V * sizeof(T) == 8, "one load of 1, 8 or 16 bytes");
+    if constexpr (V == 1) {
         out[0] = to_acc(__ldg(p));
     } else {
-        uint4 raw = __ldg(reinterpret_cast<const uint4 *>(p));
+        typedef typename std::conditional<V * sizeof(T) == 16, uint4, uint2>::type R;
+        R raw = __ldg(reinterpret_cast<const R *>(p));
         const T *e = reinterpret_cast<const T *>(&raw);
 #pragma unroll
         for (int t = 0; t < V; t++)
@@ -193,6 +210,7 @@ template <typename T> __device__ __forceinline__ const T *b_row(const T *bcol, i
 // same row() and set generic, so that their pointers are read with generic
 // loads; they are never spread.
 template <typename T, bool SPREAD> struct b_global {
+    typedef T elem;
     const T *bcol; // B + the lane's first column
     uint32_t ldb_bytes;
     int step;
@@ -209,11 +227,14 @@ __device__ __forceinline__ b_global<T, SPREAD> b_in_global(const T *B, int64_t l
 // acc += vj[u] * B(cj[u], lane's V columns) for the first nvalid of U entries
 // already broadcast to this lane: all U loads are issued before the FMAs, so
 // U row segments are in flight at once. count: valid columns of this lane.
+// B's values are of Src::elem.
 template <typename T, int V, int U, typename Src>
 __device__ __forceinline__ void fma_rows(const Src &src, const int (&cj)[U], const typename acc_of<T>::type (&vj)[U],
                                          int nvalid, int count, typename acc_of<T>::type (&acc)[V])
 {
     typedef typename acc_of<T>::type A;
+    typedef typename Src::elem E;
+    static_assert(std::is_same<A, typename acc_of<E>::type>::value, "B's values widen to the accumulator");
     A b[U][V];
     if constexpr (Src::spread) {
         // the branch is the same for every lane of a tile (lane_cols.full):
@@ -240,15 +261,15 @@ __device__ __forceinline__ void fma_rows(const Src &src, const int (&cj)[U], con
         for (int u = 0; u < U; u++)
             if (u < nvalid) {
                 if (Src::generic)
-                    load_plain<T, V>(src.row(cj[u]), b[u]);
+                    load_plain<E, V>(src.row(cj[u]), b[u]);
                 else
-                    load_v<T, V>(src.row(cj[u]), b[u]);
+                    load_v<E, V>(src.row(cj[u]), b[u]);
             }
     } else if (count > 0) {
 #pragma unroll
         for (int u = 0; u < U; u++)
             if (u < nvalid)
-                load_partial<T, V>(src.row(cj[u]), count, b[u]);
+                load_partial<E, V>(src.row(cj[u]), count, b[u]);
     }
     if (count <= 0)
         return;

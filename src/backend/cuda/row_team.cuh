@@ -44,7 +44,8 @@ __device__ __forceinline__ void chunk_accumulate(int col, typename acc_of<T>::ty
 }
 
 // acc += the team's share of sum_{q in row} A(q) * B(col(q), lane's columns),
-// B's rows as src gives them (b_global and the like).
+// B's rows as src gives them (b_global and the like; A's values rounded to
+// B's type where that is narrower).
 // Every lane of the warp calls this together (shuffles); lanes whose team has
 // fewer entries idle through the extra iterations. With REDUCE the
 // sub-groups' sums are added at the end (acc must start at zero then).
@@ -63,7 +64,7 @@ __device__ __forceinline__ void team_accumulate(const int32_t *__restrict__ coli
         if (i < len) {
             const int64_t q = start + i * stride;
             col = colidx[q];
-            v = a_value(vals, q);
+            v = a_value_as<typename Src::elem>(vals, q);
         }
         const int64_t left = len - c * team;
         const int cnt = left >= team ? team : (left > 0 ? (int)left : 0);

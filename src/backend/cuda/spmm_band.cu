@@ -45,6 +45,7 @@ template <typename T> struct band_params {
 // B rows of the window [lo, lo + w) from the ring, the others from global
 // memory (b_global's contract).
 template <typename T> struct b_window {
+    typedef T elem;
     const T *bcol;     // B + the lane's first column
     uint32_t ldb_bytes;
     const char *ring;  // the ring + the lane's first column, a generic address

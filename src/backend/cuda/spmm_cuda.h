@@ -63,6 +63,8 @@ typedef struct spx_cuda_dense_args {
                              start on 16 bytes, else 1 (the row kernels, and merge path above
                              N = 32, then spread a lane's columns over the tile) */
     int c_vec;            /* C and its rows start on 16 bytes: rows may be stored as 16-byte vectors */
+    spx_dtype b_round;    /* 0, or SPX_BF16 / SPX_F16: B holds f32 data's B rounded to that type, its
+                             rows on 16 bytes (the row kernels at those precisions) */
     cudaStream_t stream;
 } spx_cuda_dense_args;
 
@@ -280,6 +282,9 @@ cudaError_t spx__cuda_scale(const spx_cuda_dense_args *d, int64_t m);
 /* dst (cols x rows, ld dst_ld) = src^T (rows x cols, ld src_ld), element type by dtype. */
 cudaError_t spx__cuda_transpose(spx_dtype dtype, const void *src, int64_t src_ld, void *dst,
                                 int64_t dst_ld, int64_t rows, int64_t cols, cudaStream_t stream);
+/* out (k x n, ld ldo: a multiple of 8) = d's f32 B rounded to `to` (SPX_BF16
+ * or SPX_F16), to nearest even; Inf and NaN stay so. */
+cudaError_t spx__cuda_round_b(const spx_cuda_dense_args *d, int64_t k, spx_dtype to, void *out, int64_t ldo);
 /* Row lengths and bin of every row: bin[i] in 0..5 by the bounds; stats
  * (13 values, zeroed by the caller) accumulates 6 row counts, 6 entry counts
  * per bin, then the longest row's length. */

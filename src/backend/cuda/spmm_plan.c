@@ -1160,6 +1160,44 @@ static spx_status prepare_slabs(spx_ctx *ctx, cuda_plan *P, int slabs, int64_t p
     return SPX_OK;
 }
 
+/* At the bf16 and f16 precisions the row kernels may read f32 data's B
+ * rounded to that type, each call (spx__cuda_round_b): a gathered B row
+ * segment then takes half the bytes, and A's values are rounded alike.
+ * Forced row algorithms always do. AUTO does where the bytes from memory
+ * shrink. An entry is far when the B rows within its distance of the
+ * diagonal, on both sides, exceed the L2 cache: its segment comes from
+ * memory, 4N bytes or 2N rounded. Near entries find B in L2 after its first
+ * reading (4kN, or 2kN of the copy), and the rounding pass moves 6kN. So
+ * rounding saves 2N (far - 2k) bytes: it pays from ROUND_B_MIN_FAR_PER_COLUMN
+ * far entries a column. From ROUND_B_MIN_N only, and not with slabs of A's
+ * columns: where a rounded segment is half a 128-byte line (N = 32, or the
+ * slabs' 32-column tiles) uniform products with 8, 32 and 128 entries a row
+ * took 1.11-1.48x the time (H100, docs/PERFORMANCE.md). *st: the profile's
+ * errors. */
+static spx_dtype row_kernels_round_b(spx_ctx *ctx, cuda_plan *P, spx_status *st)
+{
+    enum { NB = SPX_CUDA_DIAGONAL_BUCKETS };
+    *st = SPX_OK;
+    if (P->dtype != SPX_F32 || P->m == 0 || P->k == 0 || P->n == 0 ||
+        (P->precision != SPX_PRECISION_BF16 && P->precision != SPX_PRECISION_F16))
+        return 0;
+    const spx_dtype to = P->precision == SPX_PRECISION_BF16 ? SPX_BF16 : SPX_F16;
+    if (P->alg != SPX_SPMM_AUTO)
+        return to;
+    const double l2 = (double)spx__cuda(ctx)->info.l2_bytes, row_bytes = 4.0 * (double)P->n;
+    if (P->n < ROUND_B_MIN_N || P->slabs > 1 || (double)P->k * row_bytes < l2 ||
+        (double)P->csr.nnz < ROUND_B_MIN_FAR_PER_COLUMN * (double)P->k)
+        return 0;
+    unsigned long long prof[2 * NB + 1];
+    if ((*st = diagonal_profile(ctx, P, prof)))
+        return 0;
+    double far = 0;
+    for (int b = 1; b < NB; b++) /* bucket b: distances of bit length b, from 2^(b - 1) */
+        if (2.0 * ldexp(1.0, b - 1) * row_bytes >= l2)
+            far += (double)prof[b];
+    return far >= ROUND_B_MIN_FAR_PER_COLUMN * (double)P->k ? to : 0;
+}
+
 spx_status spx__cuda_spmm_plan_create(spx_ctx *ctx, const spx_spmm_args *a, void **out, char **explain)
 {
     const spx_matrix *A = a->A;
@@ -1308,6 +1346,12 @@ spx_status spx__cuda_spmm_plan_create(spx_ctx *ctx, const spx_spmm_args *a, void
         spx__cuda_spmm_plan_destroy(P);
         return s;
     }
+    const bool binned = P->alg == SPX_SPMM_AUTO || P->alg == SPX_SPMM_ROW_SPLIT || P->alg == SPX_SPMM_WARP_ROW ||
+                        P->alg == SPX_SPMM_BLOCK_ROW;
+    if (binned && !(P->round_b = row_kernels_round_b(ctx, P, &s)) && s) {
+        spx__cuda_spmm_plan_destroy(P);
+        return s;
+    }
 
     /* the explanation */
     size_t cap = 4096;
@@ -1318,12 +1362,21 @@ spx_status spx__cuda_spmm_plan_create(spx_ctx *ctx, const spx_spmm_args *a, void
                            (long long)P->m, (long long)P->k, (long long)A->nnz, (long long)P->n,
                            spx_dtype_name(P->dtype), P->op ? "T" : "N", spx_precision_name(P->precision),
                            P->deterministic ? ", deterministic" : "");
-        if (P->alg == SPX_SPMM_AUTO || P->alg == SPX_SPMM_ROW_SPLIT || P->alg == SPX_SPMM_WARP_ROW ||
-            P->alg == SPX_SPMM_BLOCK_ROW) {
+        if (binned) {
             len += snprintf(txt + len, cap - (size_t)len, "%s%s%s; rows binned by length:\n",
                             P->alg == SPX_SPMM_AUTO ? "automatic choice per bin"
                                                     : "algorithm forced for every row",
                             P->row_warps || P->row_runs ? ": " : "", P->row_warps || P->row_runs ? why : "");
+            if (P->round_b)
+                len += snprintf(txt + len, cap - (size_t)len,
+                                "  B rounded to %s each call (%.1f MB of f32 values%s), A's values alike: each "
+                                "gathered B row segment takes half the bytes; sums in f32 on CUDA cores\n",
+                                spx_dtype_name(P->round_b), (double)P->k * (double)P->n * 4.0 / 1e6,
+                                P->alg == SPX_SPMM_AUTO ? "; entries far enough from the diagonal that their B rows "
+                                                          "come from memory"
+                                                        : "");
+            else if (P->precision != SPX_PRECISION_EXACT)
+                len += snprintf(txt + len, cap - (size_t)len, "  operands as given (not rounded), FMA on CUDA cores\n");
             if (P->slabs > 1)
                 len += snprintf(txt + len, cap - (size_t)len,
                                 "  A's columns in %d slabs of about %lld, %s: each column tile of %lld runs slab by "

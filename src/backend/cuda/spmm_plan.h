@@ -87,6 +87,13 @@
 #define SLAB_MAX_SHARED 0.25
 #define SLAB_MIN_LAUNCH_BYTES 32e6
 
+/* f32 B rounded to 16 bits for the row kernels in AUTO at the bf16 and f16
+ * precisions (row_kernels_round_b in spmm_plan.c): from N = ROUND_B_MIN_N,
+ * where A holds at least ROUND_B_MIN_FAR_PER_COLUMN entries a column too far
+ * from the diagonal for their B rows to stay in the L2 cache */
+#define ROUND_B_MIN_N 64
+#define ROUND_B_MIN_FAR_PER_COLUMN 2
+
 typedef struct plan_bin {
     spx_spmm_alg alg; /* ROW_SPLIT, WARP_ROW or BLOCK_ROW */
     int team, warps; /* lanes per row (row kernels), or warps per row (BLOCK_ROW) */
@@ -118,6 +125,7 @@ typedef struct cuda_plan {
     bool row_runs;              /* AUTO, every bin: warps take SPX_CUDA_ROW_RUN adjacent rows (row_runs_pay) */
     int64_t panel;              /* columns per tile of the row kernels (0: as wide as the group allows) */
     int slabs;                  /* slabs of A's columns (0: none); each column tile of `panel` runs slab by slab */
+    spx_dtype round_b;          /* row kernels: 0, or SPX_BF16 / SPX_F16: they read B rounded to that type */
     int64_t *slab_starts;       /* (slabs - 1) x m: where each row's entries of slabs 1 .. slabs - 1 start */
     spx_cuda_tiled_shape tiled; /* TILED: block shape and chunk of k */
     int32_t *tiled_row;         /* TILED: slots (spx_cuda_tiled_slots) */

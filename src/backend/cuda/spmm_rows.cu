@@ -10,7 +10,9 @@
 // index. BLOCK_ROW puts several such warps on one row and adds them through
 // shared memory; SELL uses the same loop over SELL-C-sigma slices; RUNS
 // gives each warp several adjacent rows of the list. A row's entries end at
-// row_end[r] (rowptr[r + 1] unless A is a slab of columns).
+// row_end[r] (rowptr[r + 1] unless A is a slab of columns). B's values are of
+// TB: T, or at the bf16 and f16 precisions f32 data's B rounded to 16 bits
+// (half the bytes of each gathered segment; A's values are rounded alike).
 #include "backend/cuda/row_team.cuh"
 
 extern "C" {
@@ -19,7 +21,7 @@ extern "C" {
 
 namespace {
 
-template <typename T> struct rows_params {
+template <typename T, typename TB = T> struct rows_params {
     const int64_t *rowptr, *row_end; // row r: entries [rowptr[r], row_end[r])
     const int32_t *colidx;
     const T *vals;
@@ -34,15 +36,15 @@ template <typename T> struct rows_params {
     const int32_t *perm, *rowlen;
     int64_t slice_c;
     int group;
-    dense_ops<T> d;
+    dense_ops<T, TB> d;
 };
 
 // Four blocks per SM for f32 (64 registers, where the compiler took 72-80 and
 // left three): the row kernels wait on dependent loads, and the fourth block's
 // warps hide them (H100: 1.08-1.2x on uniform, Laplacian and graph products
 // at N = 32-64). Other types as the compiler chooses (not measured).
-template <typename T, int V, bool SPREAD, bool SELL>
-__global__ void __launch_bounds__(256, sizeof(T) == 4 ? 4 : 1) rows_kernel(const rows_params<T> p)
+template <typename T, typename TB, int V, bool SPREAD, bool SELL>
+__global__ void __launch_bounds__(256, sizeof(T) == 4 ? 4 : 1) rows_kernel(const rows_params<T, TB> p)
 {
     typedef typename acc_of<T>::type A;
     int s = 0;
@@ -97,8 +99,8 @@ __global__ void __launch_bounds__(256, sizeof(T) == 4 ? 4 : 1) rows_kernel(const
 // docs/PERFORMANCE.md). The loop over chunks of 32 entries spilled least:
 // written for rows of at most 32 entries alone, the kernel spilled 36 bytes
 // where it then spilled 12, and took 0.50 ms.
-template <typename T, int V, bool SPREAD>
-__global__ void __launch_bounds__(128, sizeof(T) == 4 ? 10 : 1) row_runs_kernel(const rows_params<T> p)
+template <typename T, typename TB, int V, bool SPREAD>
+__global__ void __launch_bounds__(128, sizeof(T) == 4 ? 10 : 1) row_runs_kernel(const rows_params<T, TB> p)
 {
     typedef typename acc_of<T>::type A;
     constexpr int R = SPX_CUDA_ROW_RUN;
@@ -120,7 +122,7 @@ __global__ void __launch_bounds__(128, sizeof(T) == 4 ? 10 : 1) row_runs_kernel(
         v = A(0);
         if (lane < len) {
             col = p.colidx[start + lane];
-            v = a_value(p.vals, start + lane);
+            v = a_value_as<TB>(p.vals, start + lane);
         }
     };
     // the first 32 entries of run row r (col, v), then of row r + 1 (next_col, next_v)
@@ -157,8 +159,8 @@ __global__ void __launch_bounds__(128, sizeof(T) == 4 ? 10 : 1) row_runs_kernel(
 // BLOCK_ROW: blockDim.x = 32 * warps, one row per block; each warp is a team of
 // 32 lanes taking chunks of 32 entries round-robin; warp 0 then adds the
 // warps' sums in warp order.
-template <typename T, int V, bool SPREAD>
-__global__ void __launch_bounds__(512) block_rows_kernel(const rows_params<T> p)
+template <typename T, typename TB, int V, bool SPREAD>
+__global__ void __launch_bounds__(512) block_rows_kernel(const rows_params<T, TB> p)
 {
     typedef typename acc_of<T>::type A;
     extern __shared__ unsigned char smem_raw[];
@@ -203,20 +205,20 @@ __global__ void __launch_bounds__(512) block_rows_kernel(const rows_params<T> p)
     }
 }
 
-template <typename T>
-rows_params<T> make_params(const spx_cuda_dense_args *d, int group)
+template <typename T, typename TB = T>
+rows_params<T, TB> make_params(const spx_cuda_dense_args *d, int group)
 {
-    rows_params<T> p = {};
+    rows_params<T, TB> p = {};
     p.group = group;
-    p.d = dense_ops_from<T>(d);
+    p.d = dense_ops_from<T, TB>(d);
     return p;
 }
 
 // make_params over op(A)'s CSR and the row list
-template <typename T>
-rows_params<T> csr_params(const spx_cuda_csr *A, const int32_t *rows, const spx_cuda_dense_args *d, int group)
+template <typename T, typename TB>
+rows_params<T, TB> csr_params(const spx_cuda_csr *A, const int32_t *rows, const spx_cuda_dense_args *d, int group)
 {
-    rows_params<T> p = make_params<T>(d, group);
+    rows_params<T, TB> p = make_params<T, TB>(d, group);
     p.rowptr = A->rowptr;
     p.row_end = A->row_end ? A->row_end : A->rowptr + 1;
     p.colidx = A->colidx;
@@ -231,11 +233,11 @@ unsigned grid_y(int64_t n, int64_t tile_cols)
     return (unsigned)(gy > 65535 ? 65535 : (gy < 1 ? 1 : gy));
 }
 
-template <typename T, int V, bool SPREAD>
+template <typename T, typename TB, int V, bool SPREAD>
 cudaError_t launch_rows_t(const spx_cuda_csr *A, const int32_t *rows, const spx_cuda_row_segment *segs,
                           int nsegs, int group, const spx_cuda_dense_args *d)
 {
-    rows_params<T> p = csr_params<T>(A, rows, d, group);
+    rows_params<T, TB> p = csr_params<T, TB>(A, rows, d, group);
     int64_t blocks = 0;
     for (int s = 0; s < nsegs; s++) {
         p.first_block[p.nsegs] = blocks;
@@ -250,7 +252,7 @@ cudaError_t launch_rows_t(const spx_cuda_csr *A, const int32_t *rows, const spx_
         return cudaSuccess;
     if (blocks > 0x7fffffff)
         return cudaErrorInvalidConfiguration;
-    rows_kernel<T, V, SPREAD, false><<<dim3((unsigned)blocks, grid_y(d->n, (int64_t)group * V)), 256, 0, d->stream>>>(p);
+    rows_kernel<T, TB, V, SPREAD, false><<<dim3((unsigned)blocks, grid_y(d->n, (int64_t)group * V)), 256, 0, d->stream>>>(p);
     return cudaGetLastError();
 }
 
@@ -269,35 +271,45 @@ cudaError_t launch_sell_t(const spx_cuda_sell *A, int group, const spx_cuda_dens
     p.seg_team[0] = group;
     int64_t blocks = (p.seg_rows[0] * group + 255) / 256;
     p.first_block[1] = blocks;
-    rows_kernel<T, V, SPREAD, true><<<dim3((unsigned)blocks, grid_y(d->n, (int64_t)group * V)), 256, 0, d->stream>>>(p);
+    rows_kernel<T, T, V, SPREAD, true><<<dim3((unsigned)blocks, grid_y(d->n, (int64_t)group * V)), 256, 0, d->stream>>>(p);
     return cudaGetLastError();
 }
 
-template <typename T, int V, bool SPREAD>
+template <typename T, typename TB, int V, bool SPREAD>
 cudaError_t launch_row_runs_t(const spx_cuda_csr *A, const int32_t *rows, int64_t nrows, const spx_cuda_dense_args *d)
 {
-    rows_params<T> p = csr_params<T>(A, rows, d, 32);
+    rows_params<T, TB> p = csr_params<T, TB>(A, rows, d, 32);
     p.seg_rows[0] = nrows;
     const int64_t blocks = ((nrows + SPX_CUDA_ROW_RUN - 1) / SPX_CUDA_ROW_RUN + 3) / 4;
     const int64_t tiles = (d->n + 32 * V - 1) / (32 * V);
     if (blocks > 0x7fffffff || tiles > 65535)
         return cudaErrorInvalidConfiguration;
-    row_runs_kernel<T, V, SPREAD><<<dim3((unsigned)blocks, (unsigned)tiles), 128, 0, d->stream>>>(p);
+    row_runs_kernel<T, TB, V, SPREAD><<<dim3((unsigned)blocks, (unsigned)tiles), 128, 0, d->stream>>>(p);
     return cudaGetLastError();
 }
 
-template <typename T, int V, bool SPREAD>
+template <typename T, typename TB, int V, bool SPREAD>
 cudaError_t launch_block_rows_t(const spx_cuda_csr *A, const int32_t *rows, int64_t offset, int64_t nrows,
                                 int warps, int group, const spx_cuda_dense_args *d)
 {
-    rows_params<T> p = csr_params<T>(A, rows, d, group);
+    rows_params<T, TB> p = csr_params<T, TB>(A, rows, d, group);
     p.seg_offset[0] = offset;
     size_t smem = (size_t)warps * group * V * sizeof(typename acc_of<T>::type);
-    block_rows_kernel<T, V, SPREAD><<<dim3((unsigned)nrows, grid_y(d->n, (int64_t)group * V)), 32 * warps, smem, d->stream>>>(p);
+    block_rows_kernel<T, TB, V, SPREAD><<<dim3((unsigned)nrows, grid_y(d->n, (int64_t)group * V)), 32 * warps, smem, d->stream>>>(p);
     return cudaGetLastError();
 }
 
 } // namespace
+
+// f32 data's B rounded to 16 bits (d->b_round): four columns a lane, as
+// for f32, in 8-byte loads; the rounded copy's rows start on 16 bytes, so it
+// is never spread. Else B of the data's type.
+#define LAUNCH_ROWS(F, ...)                                                                                           \
+    if (d->b_round)                                                                                                   \
+        return d->dtype != SPX_F32 || d->vec < 4 ? cudaErrorInvalidValue                                             \
+               : d->b_round == SPX_BF16          ? F<float, __nv_bfloat16, 4, false>(__VA_ARGS__)                     \
+                                                 : F<float, __half, 4, false>(__VA_ARGS__);                           \
+    SPX_DISPATCH_T(d->dtype, CALL)
 
 extern "C" cudaError_t spx__cuda_launch_rows(const spx_cuda_csr *A, const int32_t *rows,
                                              const spx_cuda_row_segment *segs, int nsegs, int group,
@@ -307,8 +319,8 @@ extern "C" cudaError_t spx__cuda_launch_rows(const spx_cuda_csr *A, const int32_
         return cudaSuccess;
     if (nsegs > SPX_CUDA_MAX_SEGMENTS)
         return cudaErrorInvalidValue;
-#define CALL(T, V) (d->vec > 1 ? launch_rows_t<T, V, false>(A, rows, segs, nsegs, group, d) : launch_rows_t<T, V, true>(A, rows, segs, nsegs, group, d))
-    SPX_DISPATCH_T(d->dtype, CALL)
+#define CALL(T, V) (d->vec > 1 ? launch_rows_t<T, T, V, false>(A, rows, segs, nsegs, group, d) : launch_rows_t<T, T, V, true>(A, rows, segs, nsegs, group, d))
+    LAUNCH_ROWS(launch_rows_t, A, rows, segs, nsegs, group, d)
 #undef CALL
 }
 
@@ -317,8 +329,8 @@ extern "C" cudaError_t spx__cuda_launch_row_runs(const spx_cuda_csr *A, const in
 {
     if (nrows <= 0 || d->n <= 0)
         return cudaSuccess;
-#define CALL(T, V) (d->vec > 1 ? launch_row_runs_t<T, V, false>(A, rows, nrows, d) : launch_row_runs_t<T, V, true>(A, rows, nrows, d))
-    SPX_DISPATCH_T(d->dtype, CALL)
+#define CALL(T, V) (d->vec > 1 ? launch_row_runs_t<T, T, V, false>(A, rows, nrows, d) : launch_row_runs_t<T, T, V, true>(A, rows, nrows, d))
+    LAUNCH_ROWS(launch_row_runs_t, A, rows, nrows, d)
 #undef CALL
 }
 
@@ -326,6 +338,8 @@ extern "C" cudaError_t spx__cuda_launch_sell(const spx_cuda_sell *A, int group, 
 {
     if (A->nslices <= 0 || d->n <= 0)
         return cudaSuccess;
+    if (d->b_round)
+        return cudaErrorInvalidValue;
 #define CALL(T, V) (d->vec > 1 ? launch_sell_t<T, V, false>(A, group, d) : launch_sell_t<T, V, true>(A, group, d))
     SPX_DISPATCH_T(d->dtype, CALL)
 #undef CALL
@@ -339,7 +353,7 @@ extern "C" cudaError_t spx__cuda_launch_block_rows(const spx_cuda_csr *A, const 
         return cudaSuccess;
     if (nrows > 0x7fffffff)
         return cudaErrorInvalidConfiguration;
-#define CALL(T, V) (d->vec > 1 ? launch_block_rows_t<T, V, false>(A, rows, offset, nrows, warps, group, d) : launch_block_rows_t<T, V, true>(A, rows, offset, nrows, warps, group, d))
-    SPX_DISPATCH_T(d->dtype, CALL)
+#define CALL(T, V) (d->vec > 1 ? launch_block_rows_t<T, T, V, false>(A, rows, offset, nrows, warps, group, d) : launch_block_rows_t<T, T, V, true>(A, rows, offset, nrows, warps, group, d))
+    LAUNCH_ROWS(launch_block_rows_t, A, rows, offset, nrows, warps, group, d)
 #undef CALL
 }

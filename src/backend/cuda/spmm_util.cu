@@ -1,7 +1,8 @@
 // Device helpers of the SpMM planner: row-length bins, stable grouping of
 // rows by bin (CUB radix sort), slabs of columns and the columns neighbouring
-// rows share, index widening/narrowing and dense transposes
-// (column-major operands are transposed into row-major workspace).
+// rows share, index widening/narrowing, dense transposes (column-major
+// operands are transposed into row-major workspace) and f32 B rounded to
+// 16 bits.
 #include <cub/device/device_radix_sort.cuh>
 
 #include "backend/cuda/device_types.cuh"
@@ -147,6 +148,39 @@ __global__ void transpose_kernel(const E *src, int64_t src_ld, E *dst, int64_t d
     }
 }
 
+// out = B rounded to O, four columns a thread (one 16-byte load where B's
+// rows allow, one 8-byte store: out's rows start on 16 bytes).
+template <typename O>
+__global__ void round_b_kernel(const float *__restrict__ B, int64_t ldb, int64_t k, int64_t n, bool vec,
+                               O *__restrict__ out, int64_t ldo)
+{
+    const int64_t quads = (n + 3) / 4;
+    for (int64_t i = (int64_t)blockIdx.x * blockDim.x + threadIdx.x; i < k * quads;
+         i += (int64_t)gridDim.x * blockDim.x) {
+        const int64_t r = i / quads, c = (i - r * quads) * 4;
+        const float *src = B + r * ldb + c;
+        float x[4];
+        if (vec && c + 4 <= n) {
+            const float4 v = __ldg(reinterpret_cast<const float4 *>(src));
+            x[0] = v.x, x[1] = v.y, x[2] = v.z, x[3] = v.w;
+        } else {
+#pragma unroll
+            for (int t = 0; t < 4; t++)
+                x[t] = c + t < n ? __ldg(src + t) : 0.0f;
+        }
+        uint2 raw;
+        O *e = reinterpret_cast<O *>(&raw);
+#pragma unroll
+        for (int t = 0; t < 4; t++)
+            e[t] = from_acc<O>(x[t]);
+        if (c + 4 <= n)
+            *reinterpret_cast<uint2 *>(out + r * ldo + c) = raw;
+        else
+            for (int t = 0; c + t < n; t++)
+                out[r * ldo + c + t] = e[t];
+    }
+}
+
 unsigned grid_1d(int64_t n)
 {
     int64_t g = (n + 255) / 256;
@@ -250,5 +284,22 @@ extern "C" cudaError_t spx__cuda_transpose(spx_dtype dtype, const void *src, int
     case 8: transpose_kernel<uint64_t><<<grid, block, 0, stream>>>((const uint64_t *)src, src_ld, (uint64_t *)dst, dst_ld, rows, cols); break;
     default: return cudaErrorInvalidValue;
     }
+    return cudaGetLastError();
+}
+
+extern "C" cudaError_t spx__cuda_round_b(const spx_cuda_dense_args *d, int64_t k, spx_dtype to, void *out, int64_t ldo)
+{
+    if (k <= 0 || d->n <= 0)
+        return cudaSuccess;
+    if (d->dtype != SPX_F32 || (to != SPX_BF16 && to != SPX_F16) || ldo % 8)
+        return cudaErrorInvalidValue;
+    const int64_t items = k * ((d->n + 3) / 4);
+    const bool vec = d->vec > 1;
+    if (to == SPX_BF16)
+        round_b_kernel<<<grid_1d(items), 256, 0, d->stream>>>((const float *)d->B, d->ldb, k, d->n, vec,
+                                                                (__nv_bfloat16 *)out, ldo);
+    else
+        round_b_kernel<<<grid_1d(items), 256, 0, d->stream>>>((const float *)d->B, d->ldb, k, d->n, vec,
+                                                                (__half *)out, ldo);
     return cudaGetLastError();
 }
