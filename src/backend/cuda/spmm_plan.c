@@ -1287,8 +1287,8 @@ spx_status spx__cuda_spmm_plan_create(spx_ctx *ctx, const spx_spmm_args *a, void
         if (blocks) {
             /* A tensor-core precision runs on tensor cores. Against the
              * CUDA-core kernel on 16 x 16 blocks at N = 8-256: 1.10-1.55x its
-             * speed for f32 data, 1.29-2.0x for bf16 data; on 32 x 32 ones
-             * 1.53x / 1.64x at N = 8, within 2.5 % at N = 32-256 (H100,
+             * speed for f32 data, 1.27-2.0x for bf16 and f16 data; on 32 x 32
+             * ones 1.53-1.64x at N = 8, within 3 % at N = 32-256 (H100,
              * docs/PERFORMANCE.md). */
             P->alg = SPX_SPMM_BSR;
             const bool tc = P->precision != SPX_PRECISION_EXACT &&
