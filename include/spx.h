@@ -567,10 +567,11 @@ typedef enum spx_spmm_alg {
  * TF32/BF16/F16: tensor cores with operands rounded to that type and float
  * accumulation, where the chosen algorithm has a tensor-core kernel. At BF16
  * and F16 the CUDA backend's row kernels (ROW_SPLIT, WARP_ROW, BLOCK_ROW, and
- * AUTO's row bins from N = 64 where A holds 2 or more entries a column too far
- * from the diagonal for their B rows to stay in the L2 cache) read f32 data's
- * B rounded to that type, and A's values rounded alike, with float FMA: half
- * the bytes per gathered row of B. */
+ * AUTO's row bins from N = 64, where B exceeds the L2 cache and A holds 2 or
+ * more entries a column too far from the diagonal for their B rows to stay in
+ * it, without slabs or panels under 64 columns) read f32 data's B rounded to
+ * that type, and A's values rounded alike, with float FMA: half the bytes per
+ * gathered row of B. */
 typedef enum spx_precision {
     SPX_PRECISION_EXACT = 0,
     SPX_PRECISION_TF32 = 1,

@@ -629,7 +629,7 @@ static void check_plans(void)
      * cache (B a quarter beyond it; N off the tile); not at exact precision */
     spx_device_info info;
     if (g_cuda && spx_ctx_device_info(g_ctx, &info) == SPX_OK && info.l2_bytes > 0) {
-        const int64_t rk = 131072, rn = info.l2_bytes / (4 * rk) * 5 / 4 + 3;
+        const int64_t rk = 131072, past_l2 = info.l2_bytes / (4 * rk) * 5 / 4 + 3, rn = past_l2 > 67 ? past_l2 : 67;
         A = NULL;
         CHECK_OK(g_ctx, spx_gen_uniform(g_ctx, 1000000, rk, 8, next_seed(), SPX_F32, SPX_INDEX_DEFAULT, &A));
         for (int p = 0; A && p < 3; p++) {

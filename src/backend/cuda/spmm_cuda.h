@@ -61,10 +61,11 @@ typedef struct spx_cuda_dense_args {
     double alpha, beta;
     int vec;              /* elements per lane per load of B: a 16-byte vector when B and its rows
                              start on 16 bytes, else 1 (the row kernels, and merge path above
-                             N = 32, then spread a lane's columns over the tile) */
+                             N = 32, then spread a lane's columns over the tile); 4 for a
+                             rounded B (b_round: four values, 8 bytes) */
     int c_vec;            /* C and its rows start on 16 bytes: rows may be stored as 16-byte vectors */
-    spx_dtype b_round;    /* 0, or SPX_BF16 / SPX_F16: B holds f32 data's B rounded to that type, its
-                             rows on 16 bytes (the row kernels at those precisions) */
+    spx_dtype b_round;    /* 0, or SPX_BF16 / SPX_F16: B holds f32 data's B rounded to that type,
+                             ldb a multiple of 8 (the row kernels at those precisions) */
     cudaStream_t stream;
 } spx_cuda_dense_args;
 

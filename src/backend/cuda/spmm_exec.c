@@ -187,7 +187,7 @@ static spx_status run_slabs(spx_ctx *ctx, const cuda_plan *P, const spx_cuda_den
     for (int64_t c0 = 0; c0 < P->n && !s; c0 += P->panel) {
         spx_cuda_dense_args t = *d;
         t.n = P->n - c0 < P->panel ? P->n - c0 : P->panel;
-        t.B = (const char *)d->B + (size_t)c0 * bs; /* P->panel is a whole number of 16-byte vectors */
+        t.B = (const char *)d->B + (size_t)c0 * bs; /* P->panel: whole vectors of 16 bytes (8 rounded) */
         t.C = (char *)d->C + (size_t)c0 * es;
         for (int i = 0; i < P->slabs && !s; i++) {
             spx_cuda_csr slab = P->csr;
@@ -204,19 +204,20 @@ static spx_status run_slabs(spx_ctx *ctx, const cuda_plan *P, const spx_cuda_den
  * says so (row_kernels_round_b in spmm_plan.c). */
 static spx_status run_row_kernels(spx_ctx *ctx, const cuda_plan *P, const spx_cuda_dense_args *d)
 {
-    if (!P->round_b)
+    if (!P->b_round)
         return P->slabs > 1 ? run_slabs(ctx, P, d) : run_rows(ctx, P, &P->csr, d);
     spx_cuda_dense_args r = *d;
-    r.ldb = spx__cuda_row16(P->n, P->round_b);
+    r.ldb = spx__cuda_row16(P->n, P->b_round);
     r.vec = 4; /* four f32 columns a lane, one 8-byte load of the copy */
-    r.b_round = P->round_b;
+    r.b_round = P->b_round;
     void *copy = NULL;
-    spx_status s = spx__cuda_alloc(ctx, &copy, (size_t)(P->k * r.ldb) * spx_dtype_size(P->round_b), "rounded B");
+    spx_status s = spx__cuda_alloc(ctx, &copy, (size_t)(P->k * r.ldb) * spx_dtype_size(P->b_round), "rounded B");
     if (!s)
-        s = spx__cuda_check(ctx, spx__cuda_round_b(d, P->k, P->round_b, copy, r.ldb), "rounding B");
-    r.B = copy;
-    if (!s)
+        s = spx__cuda_check(ctx, spx__cuda_round_b(d, P->k, P->b_round, copy, r.ldb), "rounding B");
+    if (!s) {
+        r.B = copy;
         s = P->slabs > 1 ? run_slabs(ctx, P, &r) : run_rows(ctx, P, &P->csr, &r);
+    }
     spx__cuda_free(ctx, copy);
     return s;
 }

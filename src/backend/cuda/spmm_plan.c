@@ -1170,8 +1170,8 @@ static spx_status prepare_slabs(spx_ctx *ctx, cuda_plan *P, int slabs, int64_t p
  * reading (4kN, or 2kN of the copy), and the rounding pass moves 6kN. So
  * rounding saves 2N (far - 2k) bytes: it pays from ROUND_B_MIN_FAR_PER_COLUMN
  * far entries a column. From ROUND_B_MIN_N only, and not with slabs of A's
- * columns: where a rounded segment is half a 128-byte line (N = 32, or the
- * slabs' 32-column tiles) uniform products with 8, 32 and 128 entries a row
+ * columns or asked panels under 64 columns: where a rounded segment is half a
+ * 128-byte line (N = 32, or the slabs' 32-column tiles) uniform products with 8, 32 and 128 entries a row
  * took 1.11-1.48x the time (H100, docs/PERFORMANCE.md). *st: the profile's
  * errors. */
 static spx_dtype row_kernels_round_b(spx_ctx *ctx, cuda_plan *P, spx_status *st)
@@ -1185,7 +1185,8 @@ static spx_dtype row_kernels_round_b(spx_ctx *ctx, cuda_plan *P, spx_status *st)
     if (P->alg != SPX_SPMM_AUTO)
         return to;
     const double l2 = (double)spx__cuda(ctx)->info.l2_bytes, row_bytes = 4.0 * (double)P->n;
-    if (P->n < ROUND_B_MIN_N || P->slabs > 1 || (double)P->k * row_bytes < l2 ||
+    if (P->n < ROUND_B_MIN_N || P->slabs > 1 || (P->panel > 0 && P->panel < 64) || l2 <= 0 ||
+        (double)P->k * row_bytes < l2 ||
         (double)P->csr.nnz < ROUND_B_MIN_FAR_PER_COLUMN * (double)P->k)
         return 0;
     unsigned long long prof[2 * NB + 1];
@@ -1298,7 +1299,11 @@ spx_status spx__cuda_spmm_plan_create(spx_ctx *ctx, const spx_spmm_args *a, void
             snprintf(why, sizeof why,
                      "A is made of whole 16x16 blocks (%lld, every cell in the matrix an entry), built on the device: "
                      "each B row segment loaded feeds 16 rows, and B is read as it is; on %s",
-                     (long long)P->bsr.nblocks, tc ? "tensor cores" : "CUDA cores");
+                     (long long)P->bsr.nblocks,
+                     !tc ? "CUDA cores"
+                         : P->dtype == SPX_F16  ? "tensor cores, f16 MMA (the data's own type)"
+                         : P->dtype == SPX_BF16 ? "tensor cores, bf16 MMA (the data's own type)"
+                                                : "tensor cores");
             break;
         }
         if (tiled) {
@@ -1348,7 +1353,7 @@ spx_status spx__cuda_spmm_plan_create(spx_ctx *ctx, const spx_spmm_args *a, void
     }
     const bool binned = P->alg == SPX_SPMM_AUTO || P->alg == SPX_SPMM_ROW_SPLIT || P->alg == SPX_SPMM_WARP_ROW ||
                         P->alg == SPX_SPMM_BLOCK_ROW;
-    if (binned && !(P->round_b = row_kernels_round_b(ctx, P, &s)) && s) {
+    if (binned && !(P->b_round = row_kernels_round_b(ctx, P, &s)) && s) {
         spx__cuda_spmm_plan_destroy(P);
         return s;
     }
@@ -1367,11 +1372,11 @@ spx_status spx__cuda_spmm_plan_create(spx_ctx *ctx, const spx_spmm_args *a, void
                             P->alg == SPX_SPMM_AUTO ? "automatic choice per bin"
                                                     : "algorithm forced for every row",
                             P->row_warps || P->row_runs ? ": " : "", P->row_warps || P->row_runs ? why : "");
-            if (P->round_b)
+            if (P->b_round)
                 len += snprintf(txt + len, cap - (size_t)len,
                                 "  B rounded to %s each call (%.1f MB of f32 values%s), A's values alike: each "
                                 "gathered B row segment takes half the bytes; sums in f32 on CUDA cores\n",
-                                spx_dtype_name(P->round_b), (double)P->k * (double)P->n * 4.0 / 1e6,
+                                spx_dtype_name(P->b_round), (double)P->k * (double)P->n * 4.0 / 1e6,
                                 P->alg == SPX_SPMM_AUTO ? "; entries far enough from the diagonal that their B rows "
                                                           "come from memory"
                                                         : "");
@@ -1418,7 +1423,8 @@ spx_status spx__cuda_spmm_plan_create(spx_ctx *ctx, const spx_spmm_args *a, void
                                     P->group, B->team / P->group);
                 else
                     len += snprintf(txt + len, cap - (size_t)len,
-                                    " (%d lanes per row cover the columns with 16-byte loads)\n", B->team);
+                                    " (%d lanes per row cover the columns with %d-byte loads)\n", B->team,
+                                    P->b_round ? 8 : 16);
             }
         } else {
             len += snprintf(txt + len, cap - (size_t)len, "%s: %s%s%s\n",

@@ -125,7 +125,7 @@ typedef struct cuda_plan {
     bool row_runs;              /* AUTO, every bin: warps take SPX_CUDA_ROW_RUN adjacent rows (row_runs_pay) */
     int64_t panel;              /* columns per tile of the row kernels (0: as wide as the group allows) */
     int slabs;                  /* slabs of A's columns (0: none); each column tile of `panel` runs slab by slab */
-    spx_dtype round_b;          /* row kernels: 0, or SPX_BF16 / SPX_F16: they read B rounded to that type */
+    spx_dtype b_round;          /* row kernels: 0, or SPX_BF16 / SPX_F16: they read B rounded to that type */
     int64_t *slab_starts;       /* (slabs - 1) x m: where each row's entries of slabs 1 .. slabs - 1 start */
     spx_cuda_tiled_shape tiled; /* TILED: block shape and chunk of k */
     int32_t *tiled_row;         /* TILED: slots (spx_cuda_tiled_slots) */

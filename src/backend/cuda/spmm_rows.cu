@@ -1,6 +1,7 @@
 // Row-parallel SpMM kernels. A row is handled by a team of lanes (a power of
 // two up to a warp): `group` lanes of the team each own V consecutive output
-// columns (one 16-byte load of a B row segment per entry), and the team's
+// columns (one 16-byte load of a B row segment per entry; 8 bytes from a
+// rounded B), and the team's
 // team/group sub-groups take every (team/group)-th entry of the row, adding
 // their partial sums with shuffles at the end (fixed order: bit-exact run to
 // run). Without 16-byte vectors (B's rows misaligned) a lane's V columns are
@@ -308,7 +309,8 @@ cudaError_t launch_block_rows_t(const spx_cuda_csr *A, const int32_t *rows, int6
     if (d->b_round)                                                                                                   \
         return d->dtype != SPX_F32 || d->vec < 4 ? cudaErrorInvalidValue                                             \
                : d->b_round == SPX_BF16          ? F<float, __nv_bfloat16, 4, false>(__VA_ARGS__)                     \
-                                                 : F<float, __half, 4, false>(__VA_ARGS__);                           \
+               : d->b_round == SPX_F16           ? F<float, __half, 4, false>(__VA_ARGS__)                            \
+                                                 : cudaErrorInvalidValue;                                             \
     SPX_DISPATCH_T(d->dtype, CALL)
 
 extern "C" cudaError_t spx__cuda_launch_rows(const spx_cuda_csr *A, const int32_t *rows,
@@ -357,3 +359,5 @@ extern "C" cudaError_t spx__cuda_launch_block_rows(const spx_cuda_csr *A, const 
     LAUNCH_ROWS(launch_block_rows_t, A, rows, offset, nrows, warps, group, d)
 #undef CALL
 }
+
+#undef LAUNCH_ROWS
