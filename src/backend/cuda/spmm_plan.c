@@ -1171,9 +1171,9 @@ static spx_status prepare_slabs(spx_ctx *ctx, cuda_plan *P, int slabs, int64_t p
  * rounding saves 2N (far - 2k) bytes: it pays from ROUND_B_MIN_FAR_PER_COLUMN
  * far entries a column. From ROUND_B_MIN_N only, and not with slabs of A's
  * columns or asked panels under 64 columns: where a rounded segment is half a
- * 128-byte line (N = 32, or the slabs' 32-column tiles) uniform products with 8, 32 and 128 entries a row
- * took 1.11-1.48x the time (H100, docs/PERFORMANCE.md). *st: the profile's
- * errors. */
+ * 128-byte line (N = 32, or the slabs' 32-column tiles) uniform products
+ * with 8, 32 and 128 entries a row took 1.11-1.48x the time (H100,
+ * docs/PERFORMANCE.md). *st: the profile's errors. */
 static spx_dtype row_kernels_round_b(spx_ctx *ctx, cuda_plan *P, spx_status *st)
 {
     enum { NB = SPX_CUDA_DIAGONAL_BUCKETS };
