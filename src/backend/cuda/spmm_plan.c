@@ -1298,12 +1298,10 @@ spx_status spx__cuda_spmm_plan_create(spx_ctx *ctx, const spx_spmm_args *a, void
                 P->precision = SPX_PRECISION_EXACT;
             snprintf(why, sizeof why,
                      "A is made of whole 16x16 blocks (%lld, every cell in the matrix an entry), built on the device: "
-                     "each B row segment loaded feeds 16 rows, and B is read as it is; on %s",
-                     (long long)P->bsr.nblocks,
-                     !tc ? "CUDA cores"
-                         : P->dtype == SPX_F16  ? "tensor cores, f16 MMA (the data's own type)"
-                         : P->dtype == SPX_BF16 ? "tensor cores, bf16 MMA (the data's own type)"
-                                                : "tensor cores");
+                     "each B row segment loaded feeds 16 rows, and B is read as it is; on %s%s%s",
+                     (long long)P->bsr.nblocks, tc ? "tensor cores" : "CUDA cores",
+                     tc && P->dtype != SPX_F32 ? ", the MMA in the data's own type, " : "",
+                     tc && P->dtype != SPX_F32 ? spx_dtype_name(P->dtype) : "");
             break;
         }
         if (tiled) {
