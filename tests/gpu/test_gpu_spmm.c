@@ -390,16 +390,54 @@ static void whole_rows_shapes(void)
         auto_plan_says(A, 1000, "every row in 2 pieces", "pruned 256x1024 wide tiled");
     shape_matrix(A, "pruned 256x1024 wide tiled", SPX_CSR, NULL, n_wide, 1);
     /* TILED's tiles of 16 vectors (tiled_double_tile in the CUDA plan): a
-     * pruned 512 x 2048 layer at 90 % sparsity and N = 4096 needs chunks of k
-     * (2049 rows of a 128-byte tile pass a block's shared memory: no wide
-     * blocks either); AUTO takes TILED with 64 columns a tile (the forced
-     * tile widths with k in chunks: tile_width_cases below) */
+     * pruned 512 x 1536 layer at 90 % sparsity and N = 4096 needs chunks of k
+     * (1537 rows of a 128-byte tile pass half an SM's shared memory, and its
+     * 8 x 128 blocks are too many for wide ones); AUTO takes TILED with 64
+     * columns a tile where those come to fewer than 5 chunks (else rows in
+     * batches, below) (the forced tile widths with k in chunks:
+     * tile_width_cases below) */
     static const int64_t n_double[] = {130};
+    const int64_t half_sm = di.smem_per_sm / 2 - 1024, kc64 = (half_sm - 64 * (64 * 4 + 8)) / 256 - 1;
+    A = NULL;
+    CHECK_OK(g_ctx, spx_gen_pruned(g_ctx, 512, 1536, 0.9, next_seed(), SPX_F32, SPX_INDEX_DEFAULT, &A));
+    if (A && gpu && 1537 * 128 > half_sm && 8 * 128 >= 2 * di.sm_count && 2 * 8 * 64 >= 3 * di.sm_count &&
+        kc64 > 0 && (1536 + kc64 - 1) / kc64 < 5)
+        auto_plan_says(A, 4096, "rows x 64 columns", "pruned 512x1536 at N = 4096");
+    shape_matrix(A, "pruned 512x1536", SPX_CSR, NULL, n_double, 1);
+    /* Rows in batches (row_batches_pay in the CUDA plan): a pruned 512 x 2048
+     * layer at 90 % sparsity (205 entries a row) at N = 4096, where TILED
+     * would copy B's 64-column tile in 6 chunks (H100), and a 512 x 4608 one
+     * at 95 % (230 a row) at N = 1024 (6 chunks of a 32-column tile): 16 x
+     * 64 and 16 x 16 blocks of 32 rows x 64 columns; the latter also at N =
+     * 1031 (rows off 16 bytes: spread lanes, a partial last tile) */
     A = NULL;
     CHECK_OK(g_ctx, spx_gen_pruned(g_ctx, 512, 2048, 0.9, next_seed(), SPX_F32, SPX_INDEX_DEFAULT, &A));
-    if (A && gpu && 2049 * 128 > di.smem_per_block_optin && 2 * 8 * 64 >= 3 * di.sm_count)
-        auto_plan_says(A, 4096, "rows x 64 columns", "pruned 512x2048 at N = 4096");
-    shape_matrix(A, "pruned 512x2048", SPX_CSR, NULL, n_double, 1);
+    const bool batches_fit = gpu && 16 * 16 >= 1.5 * di.sm_count && di.l2_bytes >= 4 * 4608 * 256;
+    if (A && batches_fit && kc64 > 0 && (2048 + kc64 - 1) / kc64 >= 5)
+        auto_plan_says(A, 4096, "staged 16 at a time", "pruned 512x2048 at N = 4096");
+    spx_matrix_destroy(A);
+    static const int64_t n_batches[] = {1024, 1031};
+    const int64_t kc32 = (half_sm - 64 * (32 * 4 + 8)) / 128 - 1;
+    A = NULL;
+    CHECK_OK(g_ctx, spx_gen_pruned(g_ctx, 512, 4608, 0.95, next_seed(), SPX_F32, SPX_INDEX_DEFAULT, &A));
+    if (A && batches_fit && 4609 * 128 > di.smem_per_block_optin && kc32 > 0 && (4608 + kc32 - 1) / kc32 >= 5)
+        auto_plan_says(A, 1024, "staged 16 at a time", "pruned 512x4608 at N = 1024");
+    shape_matrix(A, "pruned 512x4608", SPX_CSR, NULL, n_batches, 2);
+    /* ... but not where one row is a tail: 511 rows of 230 entries and one
+     * of 4608 (more than twice a team's share, 2 x 122000 x 16 / (32 x SMs),
+     * from 27 SMs) */
+    int64_t lens[512];
+    for (int i = 0; i < 512; i++)
+        lens[i] = i == 300 ? 4608 : 230;
+    A = build_csr(512, 4608, lens, SPX_INDEX_I32);
+    if (A && batches_fit && di.sm_count >= 27) {
+        spx_spmm_plan *plan = NULL;
+        CHECK_OK(g_ctx, spx_spmm_plan_create(g_ctx, SPX_OP_NONE, A, 1024, SPX_F32, NULL, &plan));
+        if (plan && strstr(spx_spmm_plan_explain(plan), "staged 16 at a time"))
+            TFAIL("512x4608 with a full row at N = 1024: %s", spx_spmm_plan_explain(plan));
+        spx_spmm_plan_destroy(plan);
+    }
+    spx_matrix_destroy(A);
     /* ... but not where 64-row blocks of such tiles would leave SMs idle: 128
      * rows at N = 4096 give 2 x 64 blocks */
     A = NULL;

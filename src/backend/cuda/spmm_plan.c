@@ -574,6 +574,70 @@ static bool tiled_pays(spx_ctx *ctx, const cuda_plan *P, char *why, size_t whyle
     return true;
 }
 
+/* The chunks of k TILED would copy B's tile in, at 64-row blocks of the
+ * tile it would plan (prepare_tiled). */
+static int64_t tiled_chunks(spx_ctx *ctx, const cuda_plan *P)
+{
+    if (tiled_one_chunk(ctx, P))
+        return 1;
+    const int64_t es = (int64_t)spx_dtype_size(P->dtype), acc = P->dtype == SPX_F64 ? 8 : 4,
+                  cols = (tiled_double_tile(ctx, P) ? 2 : 1) * tiled_base_cols(P->dtype),
+                  kc = (tiled_smem_budget(ctx) - SPX_CUDA_TILED_ROW_QUANTUM * (cols * acc + 8)) / (cols * es) - 1;
+    return kc < 1 ? P->k : (P->k + kc - 1) / kc;
+}
+
+/* AUTO gives every row a team of the row kernels' BATCHES
+ * (row_batches_kernel in spmm_rows.cu: a team of 16 lanes a row and 64
+ * columns, the entries staged 16 at a time in shared memory, 16 B row
+ * segments in flight a lane) for f32 data at the exact precision where
+ * N >= ROW_BATCHES_MIN_N; rows hold ROW_BATCHES_MIN_ENTRIES entries or more
+ * on average; a column tile's slice of B (k rows of 256 bytes) takes at most
+ * ROW_BATCHES_L2_SHARE of the L2 cache, so that the gathers find it there;
+ * the blocks (32 rows x 64 columns) make ROW_BATCHES_MIN_WAVES waves at one
+ * block an SM; and TILED would copy B's tile in ROW_BATCHES_MIN_CHUNKS chunks
+ * of k or more (each chunk costs TILED a pass over its rows); and the
+ * longest row is not a tail (row_batches_pay). H100, exact f32, against
+ * AUTO before, same call (docs/PERFORMANCE.md): DLMC's 512 x 4608 layers at
+ * 5 / 10 / 20 % of the cells 1.30 / 1.23 / 1.11x at N = 1024, 1.31 / 1.06 /
+ * 1.00x at 2048, 1.36 / 1.08 / 1.01x at 4096; 512 x 2048 at 10 % 1.17x at
+ * 4096, 0.98x at 2048. Forced on the 13 layers with k >= 1024 at N = 1024
+ * and 4096, they lost where the rule says no: 0.65-1.03x on the 256 x 1024
+ * and 128 x 1152 layers (2-3 chunks), 0.82x on 512 x 2048 at 10 % at N =
+ * 1024 (3 chunks), 0.79x at 2 % (41 entries a row). */
+static bool row_batches_may_pay(spx_ctx *ctx, const cuda_plan *P)
+{
+    if (P->dtype != SPX_F32 || P->precision != SPX_PRECISION_EXACT || P->n < ROW_BATCHES_MIN_N || P->m <= 0)
+        return false;
+    const double avg = (double)P->csr.nnz / (double)P->m, l2 = (double)spx__cuda(ctx)->info.l2_bytes,
+                 slice = (double)P->k * SPX_CUDA_BATCH_LANES * 16.0;
+    const int64_t rows = 512 / SPX_CUDA_BATCH_LANES, cols = SPX_CUDA_BATCH_LANES * 4,
+                  blocks = (P->m + rows - 1) / rows * ((P->n + cols - 1) / cols);
+    return avg >= ROW_BATCHES_MIN_ENTRIES && l2 > 0 && slice <= ROW_BATCHES_L2_SHARE * l2 &&
+           (double)blocks >= ROW_BATCHES_MIN_WAVES * spx__cuda_sm_count(ctx) &&
+           tiled_chunks(ctx, P) >= ROW_BATCHES_MIN_CHUNKS;
+}
+
+/* ... and, once the bins are built, the longest row holds at most
+ * ROW_BATCHES_MAX_TAIL times a team's share of the entries (over every
+ * column tile, a block of teams an SM): a team serves its row alone */
+static bool row_batches_pay(spx_ctx *ctx, const cuda_plan *P, char *why, size_t whylen)
+{
+    const double avg = (double)P->csr.nnz / (double)P->m, slice = (double)P->k * SPX_CUDA_BATCH_LANES * 16.0;
+    const int64_t rows = 512 / SPX_CUDA_BATCH_LANES, cols = SPX_CUDA_BATCH_LANES * 4,
+                  tiles = (P->n + cols - 1) / cols, blocks = (P->m + rows - 1) / rows * tiles;
+    const double share = (double)P->csr.nnz * (double)tiles / ((double)spx__cuda_sm_count(ctx) * (double)rows);
+    if ((double)P->max_row > ROW_BATCHES_MAX_TAIL * share)
+        return false;
+    snprintf(why, whylen,
+             "a team of %d lanes per row and column tile of %lld, the row's entries staged %d at a time in shared "
+             "memory and %d B row segments in flight a lane, %lld rows a block of 512 threads (%lld blocks), because "
+             "rows hold %.0f entries on average, a tile's slice of B (%.1f MB) stays in the L2 cache and TILED would "
+             "copy it in %lld chunks of k",
+             SPX_CUDA_BATCH_LANES, (long long)cols, SPX_CUDA_ROW_BATCH, SPX_CUDA_ROW_BATCH, (long long)rows,
+             (long long)blocks, avg, slice / 1e6, (long long)tiled_chunks(ctx, P));
+    return true;
+}
+
 /* Bytes of op(A)'s device CSR (values, int32 columns, int64 offsets). */
 static double a_bytes(const cuda_plan *P)
 {
@@ -1050,9 +1114,11 @@ static void choose_bin_kernels(spx_ctx *ctx, cuda_plan *P)
 {
     int64_t resident_threads = 2048 * spx__cuda_sm_count(ctx);
     int64_t vec = 16 / (int64_t)spx_dtype_size(P->dtype);
-    int gn = P->panel > 0 ? (int)(P->panel / vec) : spx__plan_group_for_n(P->n, P->dtype);
+    int gn = P->row_batches ? SPX_CUDA_BATCH_LANES
+             : P->panel > 0 ? (int)(P->panel / vec)
+                            : spx__plan_group_for_n(P->n, P->dtype);
     /* W warps per row (block_rows_pay) were counted at the full group */
-    bool small = P->alg == SPX_SPMM_AUTO && P->row_warps < 2 && small_product(ctx, P);
+    bool small = P->alg == SPX_SPMM_AUTO && P->row_warps < 2 && !P->row_batches && small_product(ctx, P);
     while (small && !P->panel && gn > 8 && fits_two_waves(ctx, P, gn / 2))
         gn /= 2;
     P->group = P->alg == SPX_SPMM_ROW_SPLIT && gn > 16 ? 16 : gn;
@@ -1065,6 +1131,8 @@ static void choose_bin_kernels(spx_ctx *ctx, cuda_plan *P)
         case SPX_SPMM_WARP_ROW: B->team = 32; break;
         case SPX_SPMM_BLOCK_ROW: B->warps = HUGE_ROW_WARPS; break;
         default: /* AUTO */
+            if (P->row_batches) /* every row in one launch */
+                break;
             if (P->row_warps > 1)
                 B->warps = P->row_warps;
             else if (b == 5)
@@ -1304,6 +1372,17 @@ spx_status spx__cuda_spmm_plan_create(spx_ctx *ctx, const spx_spmm_args *a, void
                      tc && P->dtype != SPX_F32 ? spx_dtype_name(P->dtype) : "");
             break;
         }
+        /* not with asked column panels: the batches' tiles are 64 columns */
+        if (P->alg == SPX_SPMM_AUTO && !(opts.panel_cols > 0 && opts.panel_cols < P->n) && row_batches_may_pay(ctx, P)) {
+            /* the longest row is known once the bins are built (again
+             * below, where the rule says no and the row kernels follow) */
+            if ((s = build_bins(ctx, P, bounds)))
+                break;
+            if ((P->row_batches = row_batches_pay(ctx, P, why, sizeof why))) {
+                choose_bin_kernels(ctx, P);
+                break;
+            }
+        }
         if (tiled) {
             P->alg = SPX_SPMM_TILED;
             if (!(s = prepare_tiled(ctx, P, 0, why, sizeof why)))
@@ -1369,7 +1448,8 @@ spx_status spx__cuda_spmm_plan_create(spx_ctx *ctx, const spx_spmm_args *a, void
             len += snprintf(txt + len, cap - (size_t)len, "%s%s%s; rows binned by length:\n",
                             P->alg == SPX_SPMM_AUTO ? "automatic choice per bin"
                                                     : "algorithm forced for every row",
-                            P->row_warps || P->row_runs ? ": " : "", P->row_warps || P->row_runs ? why : "");
+                            P->row_warps || P->row_runs || P->row_batches ? ": " : "",
+                            P->row_warps || P->row_runs || P->row_batches ? why : "");
             if (P->b_round)
                 len += snprintf(txt + len, cap - (size_t)len,
                                 "  B rounded to %s each call (%.1f MB of f32 values%s), A's values alike: each "

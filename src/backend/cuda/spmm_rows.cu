@@ -10,7 +10,8 @@
 // covers every row bin: each block finds its segment (bin) from the block
 // index. BLOCK_ROW puts several such warps on one row and adds them through
 // shared memory; SELL uses the same loop over SELL-C-sigma slices; RUNS
-// gives each warp several adjacent rows of the list. A row's entries end at
+// gives each warp several adjacent rows of the list; BATCHES stages each
+// row's entries in shared memory, 16 at a time. A row's entries end at
 // row_end[r] (rowptr[r + 1] unless A is a slab of columns). B's values are of
 // TB: T, or at the bf16 and f16 precisions f32 data's B rounded to 16 bits
 // (half the bytes of each gathered segment; A's values are rounded alike).
@@ -157,6 +158,90 @@ __global__ void __launch_bounds__(128, sizeof(T) == 4 ? 10 : 1) row_runs_kernel(
     }
 }
 
+// BATCHES: a team of L = SPX_CUDA_BATCH_LANES lanes per row and column tile
+// (blockIdx.y), 512 / L rows a block of 512 threads, one block an SM (up to
+// 128 registers). The team stages its row's entries U = SPX_CUDA_ROW_BATCH at
+// a time in shared memory, double-buffered: the next batch's loads are in
+// flight while this one's U B row segments are, all issued before their
+// FMAs. rows_kernel broadcasts entries with two shuffles each and keeps
+// SPX_SPMM_IN_FLIGHT segments in flight; on long rows of narrow matrices at
+// large N that left it behind cuSPARSE's csrmm_v3, whose SASS shows this
+// structure (ncu; H100, DLMC layers of 512 rows: docs/PERFORMANCE.md; 8 a
+// batch, or each register reloaded right after its FMA, were 1.3-2x slower).
+template <typename T, typename TB, int V, bool SPREAD>
+__global__ void __launch_bounds__(512, 1) row_batches_kernel(const rows_params<T, TB> p)
+{
+    typedef typename acc_of<T>::type A;
+    constexpr int L = SPX_CUDA_BATCH_LANES, U = SPX_CUDA_ROW_BATCH, ROWS = 512 / L;
+    static_assert(L <= 32 && U % L == 0, "a team within a warp; each lane stages U / L entries");
+    __shared__ int scol[2][ROWS][U];
+    __shared__ A sval[2][ROWS][U];
+    const int t = threadIdx.x / L, tl = threadIdx.x % L;
+    const int64_t slot = (int64_t)blockIdx.x * ROWS + t;
+    int64_t row = -1, start = 0, len = 0;
+    if (slot < p.seg_rows[0]) {
+        row = p.rows ? p.rows[slot] : slot;
+        start = p.rowptr[row];
+        len = p.row_end[row] - start;
+    }
+    const int64_t batches = warp_max((len + U - 1) / U); // the same trips for the warp's teams
+    const int64_t tile_cols = (int64_t)L * V, ntiles = (p.d.n + tile_cols - 1) / tile_cols;
+    for (int64_t tile = blockIdx.y; tile < ntiles; tile += gridDim.y) {
+        const lane_cols lc = lane_cols_of<V, SPREAD>(tile, L, tl, p.d.n);
+        const auto src = b_in_global<SPREAD>(p.d.B, p.d.ldb, lc);
+        A acc[V];
+#pragma unroll
+        for (int q = 0; q < V; q++)
+            acc[q] = A(0);
+        int col[U / L];
+        A val[U / L];
+        auto fetch = [&](int64_t b) { // this lane's entries of batch b (column 0, value 0 past the row)
+#pragma unroll
+            for (int e = 0; e < U / L; e++) {
+                const int64_t i = b * U + tl + e * L;
+                col[e] = 0;
+                val[e] = A(0);
+                if (i < len) {
+                    col[e] = p.colidx[start + i];
+                    val[e] = a_value_as<TB>(p.vals, start + i);
+                }
+            }
+        };
+        auto stage = [&](int buf) {
+#pragma unroll
+            for (int e = 0; e < U / L; e++) {
+                scol[buf][t][tl + e * L] = col[e];
+                sval[buf][t][tl + e * L] = val[e];
+            }
+            __syncwarp();
+        };
+        if (batches > 0) {
+            fetch(0);
+            stage(0);
+        }
+        for (int64_t b = 0; b < batches; b++) {
+            if (b + 1 < batches)
+                fetch(b + 1);
+            const int64_t left = len - b * U;
+            const int cnt = left >= U ? U : (left > 0 ? (int)left : 0);
+            int cj[U];
+            A vj[U];
+#pragma unroll
+            for (int u = 0; u < U; u++) {
+                cj[u] = scol[b & 1][t][u];
+                vj[u] = sval[b & 1][t][u];
+            }
+            fma_rows<T, V, U>(src, cj, vj, cnt, lc.count, acc);
+            if (b + 1 < batches) // the other buffer: read by every lane before the last __syncwarp
+                stage((int)((b + 1) & 1));
+        }
+        if (row >= 0 && lc.count > 0)
+            store_epilogue<T, V>(p.d.C + row * p.d.ldc + lc.first, lc.count, lc.step, acc, p.d.alpha, p.d.beta,
+                                 p.d.c_vec);
+        __syncwarp(); // the next tile stages into buffer 0 again
+    }
+}
+
 // BLOCK_ROW: blockDim.x = 32 * warps, one row per block; each warp is a team of
 // 32 lanes taking chunks of 32 entries round-robin; warp 0 then adds the
 // warps' sums in warp order.
@@ -289,6 +374,19 @@ cudaError_t launch_row_runs_t(const spx_cuda_csr *A, const int32_t *rows, int64_
     return cudaGetLastError();
 }
 
+template <typename T, int V, bool SPREAD>
+cudaError_t launch_row_batches_t(const spx_cuda_csr *A, const int32_t *rows, int64_t nrows, const spx_cuda_dense_args *d)
+{
+    rows_params<T> p = csr_params<T, T>(A, rows, d, SPX_CUDA_BATCH_LANES);
+    p.seg_rows[0] = nrows;
+    const int64_t blocks = (nrows * SPX_CUDA_BATCH_LANES + 511) / 512;
+    if (blocks > 0x7fffffff)
+        return cudaErrorInvalidConfiguration;
+    row_batches_kernel<T, T, V, SPREAD>
+        <<<dim3((unsigned)blocks, grid_y(d->n, (int64_t)SPX_CUDA_BATCH_LANES * V)), 512, 0, d->stream>>>(p);
+    return cudaGetLastError();
+}
+
 template <typename T, typename TB, int V, bool SPREAD>
 cudaError_t launch_block_rows_t(const spx_cuda_csr *A, const int32_t *rows, int64_t offset, int64_t nrows,
                                 int warps, int group, const spx_cuda_dense_args *d)
@@ -334,6 +432,17 @@ extern "C" cudaError_t spx__cuda_launch_row_runs(const spx_cuda_csr *A, const in
 #define CALL(T, V) (d->vec > 1 ? launch_row_runs_t<T, T, V, false>(A, rows, nrows, d) : launch_row_runs_t<T, T, V, true>(A, rows, nrows, d))
     LAUNCH_ROWS(launch_row_runs_t, A, rows, nrows, d)
 #undef CALL
+}
+
+extern "C" cudaError_t spx__cuda_launch_row_batches(const spx_cuda_csr *A, const int32_t *rows, int64_t nrows,
+                                                    const spx_cuda_dense_args *d)
+{
+    if (nrows <= 0 || d->n <= 0)
+        return cudaSuccess;
+    if (d->dtype != SPX_F32 || d->b_round) /* planned for f32 data alone */
+        return cudaErrorInvalidValue;
+    return d->vec > 1 ? launch_row_batches_t<float, 4, false>(A, rows, nrows, d)
+                      : launch_row_batches_t<float, 4, true>(A, rows, nrows, d);
 }
 
 extern "C" cudaError_t spx__cuda_launch_sell(const spx_cuda_sell *A, int group, const spx_cuda_dense_args *d)
