@@ -305,16 +305,26 @@ static void tile_width_cases(tmat *t, spx_dtype dt, spx_spmm_alg alg, int64_t pl
         }
 }
 
-/* Fails unless AUTO's plan for A at N (op N, A's value type) says `says`. */
-static void auto_plan_says(const spx_matrix *A, int64_t n, const char *says, const char *name)
+/* Fails unless AUTO's plan for A at N (op N, A's value type) says `says`
+ * (or, auto_plan_lacks, does not). */
+static void auto_plan_mentions(const spx_matrix *A, int64_t n, const char *says, bool want, const char *name)
 {
     spx_spmm_plan *plan = NULL;
     spx_matrix_info info;
     CHECK_OK(g_ctx, spx_matrix_info_get(A, &info));
     CHECK_OK(g_ctx, spx_spmm_plan_create(g_ctx, SPX_OP_NONE, A, n, info.dtype, NULL, &plan));
-    if (plan && !strstr(spx_spmm_plan_explain(plan), says))
-        TFAIL("%s: AUTO's plan does not say \"%s\": %s", name, says, spx_spmm_plan_explain(plan));
+    if (plan && (strstr(spx_spmm_plan_explain(plan), says) != NULL) != want)
+        TFAIL("%s: AUTO's plan %s \"%s\": %s", name, want ? "does not say" : "says", says,
+              spx_spmm_plan_explain(plan));
     spx_spmm_plan_destroy(plan);
+}
+static void auto_plan_says(const spx_matrix *A, int64_t n, const char *says, const char *name)
+{
+    auto_plan_mentions(A, n, says, true, name);
+}
+static void auto_plan_lacks(const spx_matrix *A, int64_t n, const char *text, const char *name)
+{
+    auto_plan_mentions(A, n, text, false, name);
 }
 
 /* Where merge path would cut rows, AUTO keeps them whole (N = 200: two column
@@ -430,25 +440,15 @@ static void whole_rows_shapes(void)
     for (int i = 0; i < 512; i++)
         lens[i] = i == 300 ? 4608 : 230;
     A = build_csr(512, 4608, lens, SPX_INDEX_I32);
-    if (A && batches_fit && di.sm_count >= 27) {
-        spx_spmm_plan *plan = NULL;
-        CHECK_OK(g_ctx, spx_spmm_plan_create(g_ctx, SPX_OP_NONE, A, 1024, SPX_F32, NULL, &plan));
-        if (plan && strstr(spx_spmm_plan_explain(plan), "staged 16 at a time"))
-            TFAIL("512x4608 with a full row at N = 1024: %s", spx_spmm_plan_explain(plan));
-        spx_spmm_plan_destroy(plan);
-    }
+    if (A && batches_fit && di.sm_count >= 27)
+        auto_plan_lacks(A, 1024, "staged 16 at a time", "512x4608 with a full row at N = 1024");
     spx_matrix_destroy(A);
     /* ... but not where 64-row blocks of such tiles would leave SMs idle: 128
      * rows at N = 4096 give 2 x 64 blocks */
     A = NULL;
     CHECK_OK(g_ctx, spx_gen_pruned(g_ctx, 128, 2048, 0.9, next_seed(), SPX_F32, SPX_INDEX_DEFAULT, &A));
-    if (A && gpu && 2 * 2 * 64 < 3 * di.sm_count) {
-        spx_spmm_plan *plan = NULL;
-        CHECK_OK(g_ctx, spx_spmm_plan_create(g_ctx, SPX_OP_NONE, A, 4096, SPX_F32, NULL, &plan));
-        if (plan && strstr(spx_spmm_plan_explain(plan), "x 64 columns"))
-            TFAIL("pruned 128x2048 at N = 4096: %s", spx_spmm_plan_explain(plan));
-        spx_spmm_plan_destroy(plan);
-    }
+    if (A && gpu && 2 * 2 * 64 < 3 * di.sm_count)
+        auto_plan_lacks(A, 4096, "x 64 columns", "pruned 128x2048 at N = 4096");
     spx_matrix_destroy(A);
 }
 
