@@ -590,8 +590,10 @@ static int64_t tiled_chunks(spx_ctx *ctx, const cuda_plan *P)
  * (row_batches_kernel in spmm_rows.cu: a team of 16 lanes a row and 64
  * columns, the entries staged 16 at a time in shared memory, 16 B row
  * segments in flight a lane) for f32 data at the exact precision where
- * N >= ROW_BATCHES_MIN_N; rows hold ROW_BATCHES_MIN_ENTRIES entries or more
- * on average; a column tile's slice of B (k rows of 256 bytes) takes at most
+ * N >= ROW_BATCHES_MIN_N; A holds TILED_MIN_DENSITY of its cells or more
+ * (pruned weights: sparser matrices with long rows, such as bands, meshes
+ * and graphs, were not measured); rows hold ROW_BATCHES_MIN_ENTRIES entries
+ * or more on average; a column tile's slice of B (k rows of 256 bytes) takes at most
  * ROW_BATCHES_L2_SHARE of the L2 cache, so that the gathers find it there;
  * the blocks (32 rows x 64 columns) make ROW_BATCHES_MIN_WAVES waves at one
  * block an SM; and TILED would copy B's tile in ROW_BATCHES_MIN_CHUNKS chunks
@@ -609,10 +611,11 @@ static bool row_batches_may_pay(spx_ctx *ctx, const cuda_plan *P)
     if (P->dtype != SPX_F32 || P->precision != SPX_PRECISION_EXACT || P->n < ROW_BATCHES_MIN_N || P->m <= 0)
         return false;
     const double avg = (double)P->csr.nnz / (double)P->m, l2 = (double)spx__cuda(ctx)->info.l2_bytes,
-                 slice = (double)P->k * SPX_CUDA_BATCH_LANES * 16.0;
+                 slice = (double)P->k * SPX_CUDA_BATCH_LANES * 16.0, density = avg / (double)P->k;
     const int64_t rows = 512 / SPX_CUDA_BATCH_LANES, cols = SPX_CUDA_BATCH_LANES * 4,
                   blocks = (P->m + rows - 1) / rows * ((P->n + cols - 1) / cols);
-    return avg >= ROW_BATCHES_MIN_ENTRIES && l2 > 0 && slice <= ROW_BATCHES_L2_SHARE * l2 &&
+    return density >= TILED_MIN_DENSITY && avg >= ROW_BATCHES_MIN_ENTRIES && l2 > 0 &&
+           slice <= ROW_BATCHES_L2_SHARE * l2 &&
            (double)blocks >= ROW_BATCHES_MIN_WAVES * spx__cuda_sm_count(ctx) &&
            tiled_chunks(ctx, P) >= ROW_BATCHES_MIN_CHUNKS;
 }
