@@ -407,25 +407,38 @@ static void whole_rows_shapes(void)
      * batches, below) (the forced tile widths with k in chunks:
      * tile_width_cases below) */
     static const int64_t n_double[] = {130};
-    const int64_t half_sm = di.smem_per_sm / 2 - 1024, kc64 = (half_sm - 64 * (64 * 4 + 8)) / 256 - 1;
+    int64_t half_sm = di.smem_per_sm / 2 - 1024; /* TILED's budget a block (tiled_smem_budget) */
+    half_sm = half_sm > di.smem_per_block_optin ? di.smem_per_block_optin : half_sm < 48 * 1024 ? 48 * 1024 : half_sm;
+    const int64_t kc64 = (half_sm - 64 * (64 * 4 + 8)) / 256 - 1;
     A = NULL;
     CHECK_OK(g_ctx, spx_gen_pruned(g_ctx, 512, 1536, 0.9, next_seed(), SPX_F32, SPX_INDEX_DEFAULT, &A));
     if (A && gpu && 1537 * 128 > half_sm && 8 * 128 >= 2 * di.sm_count && 2 * 8 * 64 >= 3 * di.sm_count &&
         kc64 > 0 && (1536 + kc64 - 1) / kc64 < 5)
         auto_plan_says(A, 4096, "rows x 64 columns", "pruned 512x1536 at N = 4096");
     shape_matrix(A, "pruned 512x1536", SPX_CSR, NULL, n_double, 1);
-    /* Rows in batches (row_batches_pay in the CUDA plan): a pruned 512 x 2048
-     * layer at 90 % sparsity (205 entries a row) at N = 4096, where TILED
-     * would copy B's 64-column tile in 6 chunks (H100), and a 512 x 4608 one
-     * at 95 % (230 a row) at N = 1024 (6 chunks of a 32-column tile): 16 x
-     * 64 and 16 x 16 blocks of 32 rows x 64 columns; the latter also at N =
-     * 1031 (rows off 16 bytes: spread lanes, a partial last tile) */
+    /* Rows in batches (row_batches_pay in the CUDA plan, compute capability
+     * 9.0 on): a pruned 512 x 2048 layer at 90 % sparsity (205 entries a
+     * row, all in one bin: no row list) at N = 4096, where TILED would copy
+     * B's 64-column tile in 6 chunks (H100), run by AUTO; a 512 x 4608 one at
+     * 95 % (230 a row) at N = 1024 (6 chunks of a 32-column tile): 16 x 64
+     * and 16 x 16 blocks of 32 rows x 64 columns; the latter also at N = 1031
+     * (rows off 16 bytes: spread lanes, a partial last tile), as is 500 x
+     * 4608 with empty rows and rows of 40-250 entries (teams of one warp with
+     * 3 and 16 batches; the last block's rows past m) */
     A = NULL;
     CHECK_OK(g_ctx, spx_gen_pruned(g_ctx, 512, 2048, 0.9, next_seed(), SPX_F32, SPX_INDEX_DEFAULT, &A));
-    const bool batches_fit = gpu && 16 * 16 >= 1.5 * di.sm_count && di.l2_bytes >= 4 * 4608 * 256;
+    const bool batches_fit =
+        gpu && di.cc_major >= 9 && 16 * 16 >= 1.5 * di.sm_count && di.l2_bytes >= 4 * 4608 * 256;
     if (A && batches_fit && kc64 > 0 && (2048 + kc64 - 1) / kc64 >= 5)
         auto_plan_says(A, 4096, "staged 16 at a time", "pruned 512x2048 at N = 4096");
-    spx_matrix_destroy(A);
+    tmat tb;
+    if (tmat_make(&tb, A, SPX_CSR, NULL, "pruned 512x2048 at N = 4096")) {
+        tcase c = case_make(&tb, SPX_OP_NONE, SPX_F32, 4096);
+        c.algs = 1u << SPX_SPMM_AUTO;
+        case_plan_runs(&c);
+        run_case(&c, 0);
+    }
+    tmat_free(&tb);
     static const int64_t n_batches[] = {1024, 1031};
     const int64_t kc32 = (half_sm - 64 * (32 * 4 + 8)) / 128 - 1;
     A = NULL;
@@ -433,10 +446,17 @@ static void whole_rows_shapes(void)
     if (A && batches_fit && 4609 * 128 > di.smem_per_block_optin && kc32 > 0 && (4608 + kc32 - 1) / kc32 >= 5)
         auto_plan_says(A, 1024, "staged 16 at a time", "pruned 512x4608 at N = 1024");
     shape_matrix(A, "pruned 512x4608", SPX_CSR, NULL, n_batches, 2);
+    int64_t lens[512];
+    static const int64_t cycle[] = {0, 40, 250, 250, 160};
+    for (int i = 0; i < 500; i++)
+        lens[i] = cycle[i % 5];
+    A = build_csr(500, 4608, lens, SPX_INDEX_I32);
+    if (A && batches_fit && 4609 * 128 > di.smem_per_block_optin && kc32 > 0 && (4608 + kc32 - 1) / kc32 >= 5)
+        auto_plan_says(A, 1024, "staged 16 at a time", "500x4608 0..250/row at N = 1024");
+    shape_matrix(A, "500x4608 0..250/row", SPX_CSR, NULL, n_batches, 2);
     /* ... but not where one row is a tail: 511 rows of 230 entries and one
      * of 4608 (more than twice a team's share, 2 x 122000 x 16 / (32 x SMs),
      * from 27 SMs) */
-    int64_t lens[512];
     for (int i = 0; i < 512; i++)
         lens[i] = i == 300 ? 4608 : 230;
     A = build_csr(512, 4608, lens, SPX_INDEX_I32);

@@ -88,10 +88,10 @@ cudaError_t spx__cuda_launch_rows(const spx_cuda_csr *A, const int32_t *rows,
 #define SPX_CUDA_ROW_RUN 4
 cudaError_t spx__cuda_launch_row_runs(const spx_cuda_csr *A, const int32_t *rows, int64_t nrows,
                                       const spx_cuda_dense_args *d);
-/* f32 only: a team of SPX_CUDA_BATCH_LANES lanes (one 16-byte vector each)
- * per row of the list (rows[0 .. nrows), NULL: 0, 1, ...) and column tile,
- * 512 / SPX_CUDA_BATCH_LANES rows a block of 512 threads, the row's entries
- * staged SPX_CUDA_ROW_BATCH at a time in shared memory. */
+/* f32 only: a team of SPX_CUDA_BATCH_LANES lanes (four columns each) per
+ * row of the list (rows[0 .. nrows), NULL: 0, 1, ...) and column tile, 512 /
+ * SPX_CUDA_BATCH_LANES rows a block of 512 threads, the row's entries staged
+ * SPX_CUDA_ROW_BATCH at a time in shared memory. */
 #define SPX_CUDA_BATCH_LANES 16
 #define SPX_CUDA_ROW_BATCH 16
 cudaError_t spx__cuda_launch_row_batches(const spx_cuda_csr *A, const int32_t *rows, int64_t nrows,

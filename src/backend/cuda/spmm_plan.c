@@ -274,7 +274,7 @@ static spx_status sort_rows(spx_ctx *ctx, cuda_plan *P, const unsigned char *key
 }
 
 /* Bins of every row and the rows grouped by bin (rows_sorted). When one bin
- * holds every row, the grouping is the identity: rows_sorted stays NULL and
+ * holds every row, the grouping is the identity: rows_sorted is NULL and
  * the kernels read row numbers from their slots (one dependent load less per
  * row, no sort at plan time). */
 static spx_status build_bins(spx_ctx *ctx, cuda_plan *P, const int64_t bounds[4])
@@ -295,6 +295,8 @@ static spx_status build_bins(spx_ctx *ctx, cuda_plan *P, const int64_t bounds[4]
     }
     if (used > 1)
         s = sort_rows(ctx, P, bin, 4);
+    else
+        P->rows_sorted = NULL; /* 0, 1, ... (a list from an earlier build would be stale) */
 done:
     spx__cuda_free(ctx, bin);
     return s;
@@ -589,8 +591,9 @@ static int64_t tiled_chunks(spx_ctx *ctx, const cuda_plan *P)
 /* AUTO gives every row a team of the row kernels' BATCHES
  * (row_batches_kernel in spmm_rows.cu: a team of 16 lanes a row and 64
  * columns, the entries staged 16 at a time in shared memory, 16 B row
- * segments in flight a lane) for f32 data at the exact precision where
- * N >= ROW_BATCHES_MIN_N; A holds TILED_MIN_DENSITY of its cells or more
+ * segments in flight a lane) for f32 data at the exact precision, on
+ * compute capability 9.0 and later (measured on an H100 alone; for sm_80 the
+ * kernel spills 24 bytes), where N >= ROW_BATCHES_MIN_N; A holds TILED_MIN_DENSITY of its cells or more
  * (pruned weights: sparser matrices with long rows, such as bands, meshes
  * and graphs, were not measured); rows hold ROW_BATCHES_MIN_ENTRIES entries
  * or more on average; a column tile's slice of B (k rows of 256 bytes) takes at most
@@ -608,7 +611,8 @@ static int64_t tiled_chunks(spx_ctx *ctx, const cuda_plan *P)
  * 1024 (3 chunks), 0.79x at 2 % (41 entries a row). */
 static bool row_batches_may_pay(spx_ctx *ctx, const cuda_plan *P)
 {
-    if (P->dtype != SPX_F32 || P->precision != SPX_PRECISION_EXACT || P->n < ROW_BATCHES_MIN_N || P->m <= 0)
+    if (P->dtype != SPX_F32 || P->precision != SPX_PRECISION_EXACT || P->n < ROW_BATCHES_MIN_N || P->m <= 0 ||
+        spx__cuda(ctx)->info.cc_major < 9)
         return false;
     const double avg = (double)P->csr.nnz / (double)P->m, l2 = (double)spx__cuda(ctx)->info.l2_bytes,
                  slice = (double)P->k * SPX_CUDA_BATCH_LANES * 16.0, density = avg / (double)P->k;
@@ -1376,11 +1380,12 @@ spx_status spx__cuda_spmm_plan_create(spx_ctx *ctx, const spx_spmm_args *a, void
             break;
         }
         /* not with asked column panels: the batches' tiles are 64 columns */
+        bool binned = false; /* the bins below are built already */
         if (P->alg == SPX_SPMM_AUTO && !(opts.panel_cols > 0 && opts.panel_cols < P->n) && row_batches_may_pay(ctx, P)) {
-            /* the longest row is known once the bins are built (again
-             * below, where the rule says no and the row kernels follow) */
+            /* the longest row is known once the bins are built */
             if ((s = build_bins(ctx, P, bounds)))
                 break;
+            binned = true;
             if ((P->row_batches = row_batches_pay(ctx, P, why, sizeof why))) {
                 choose_bin_kernels(ctx, P);
                 break;
@@ -1404,7 +1409,7 @@ spx_status spx__cuda_spmm_plan_create(spx_ctx *ctx, const spx_spmm_args *a, void
                 s = prepare_slabs(ctx, P, slabs, opts.panel_cols, bounds);
             break;
         }
-        if ((s = build_bins(ctx, P, bounds)))
+        if (!binned && (s = build_bins(ctx, P, bounds)))
             break;
         if (P->alg == SPX_SPMM_AUTO && merge_pays(ctx, P, why, sizeof why)) {
             P->row_warps = warp_rows_pay(ctx, P, why, sizeof why) ? 1 : block_rows_pay(ctx, P, why, sizeof why);
@@ -1495,7 +1500,9 @@ spx_status spx__cuda_spmm_plan_create(spx_ctx *ctx, const spx_spmm_args *a, void
                 len += snprintf(txt + len, cap - (size_t)len, "  %-6s (%s entries): %lld rows, %lld nnz -> %s",
                                 bin_names[b], range, (long long)B->nrows, (long long)B->nnz,
                                 spx_spmm_alg_name(B->alg));
-                if (B->warps)
+                if (P->row_batches)
+                    len += snprintf(txt + len, cap - (size_t)len, " (in the one launch of batches, above)\n");
+                else if (B->warps)
                     len += snprintf(txt + len, cap - (size_t)len,
                                     " (%d warps per row, their sums added in shared memory)\n", B->warps);
                 else if (B->team > P->group)
