@@ -588,6 +588,18 @@ static int64_t tiled_chunks(spx_ctx *ctx, const cuda_plan *P)
     return kc < 1 ? P->k : (P->k + kc - 1) / kc;
 }
 
+/* The batches' grid: 32 rows x 64 columns a block. */
+typedef struct batches_shape {
+    int64_t rows, cols, tiles, blocks;
+} batches_shape;
+static batches_shape batches_shape_of(const cuda_plan *P)
+{
+    batches_shape b = {512 / SPX_CUDA_BATCH_LANES, SPX_CUDA_BATCH_LANES * 4, 0, 0};
+    b.tiles = (P->n + b.cols - 1) / b.cols;
+    b.blocks = (P->m + b.rows - 1) / b.rows * b.tiles;
+    return b;
+}
+
 /* AUTO gives every row a team of the row kernels' BATCHES
  * (row_batches_kernel in spmm_rows.cu: a team of 16 lanes a row and 64
  * columns, the entries staged 16 at a time in shared memory, 16 B row
@@ -608,31 +620,30 @@ static int64_t tiled_chunks(spx_ctx *ctx, const cuda_plan *P)
  * 4096, 0.98x at 2048. Forced on the 13 layers with k >= 1024 at N = 1024
  * and 4096, they lost where the rule says no: 0.65-1.03x on the 256 x 1024
  * and 128 x 1152 layers (2-3 chunks), 0.82x on 512 x 2048 at 10 % at N =
- * 1024 (3 chunks), 0.79x at 2 % (41 entries a row). */
-static bool row_batches_may_pay(spx_ctx *ctx, const cuda_plan *P)
+ * 1024 (3 chunks), 0.79x at 2 % (41 entries a row). Returns
+ * TILED's chunks of k where these bounds hold (the tail is checked once the
+ * bins are built), else 0. */
+static int64_t row_batches_may_pay(spx_ctx *ctx, const cuda_plan *P)
 {
     if (P->dtype != SPX_F32 || P->precision != SPX_PRECISION_EXACT || P->n < ROW_BATCHES_MIN_N || P->m <= 0 ||
         spx__cuda(ctx)->info.cc_major < 9)
-        return false;
+        return 0;
     const double avg = (double)P->csr.nnz / (double)P->m, l2 = (double)spx__cuda(ctx)->info.l2_bytes,
                  slice = (double)P->k * SPX_CUDA_BATCH_LANES * 16.0, density = avg / (double)P->k;
-    const int64_t rows = 512 / SPX_CUDA_BATCH_LANES, cols = SPX_CUDA_BATCH_LANES * 4,
-                  blocks = (P->m + rows - 1) / rows * ((P->n + cols - 1) / cols);
-    return density >= TILED_MIN_DENSITY && avg >= ROW_BATCHES_MIN_ENTRIES && l2 > 0 &&
-           slice <= ROW_BATCHES_L2_SHARE * l2 &&
-           (double)blocks >= ROW_BATCHES_MIN_WAVES * spx__cuda_sm_count(ctx) &&
-           tiled_chunks(ctx, P) >= ROW_BATCHES_MIN_CHUNKS;
+    if (density < TILED_MIN_DENSITY || avg < ROW_BATCHES_MIN_ENTRIES || l2 <= 0 || slice > ROW_BATCHES_L2_SHARE * l2 ||
+        (double)batches_shape_of(P).blocks < ROW_BATCHES_MIN_WAVES * spx__cuda_sm_count(ctx))
+        return 0;
+    const int64_t chunks = tiled_chunks(ctx, P);
+    return chunks >= ROW_BATCHES_MIN_CHUNKS ? chunks : 0;
 }
 
 /* ... and, once the bins are built, the longest row holds at most
  * ROW_BATCHES_MAX_TAIL times a team's share of the entries (over every
  * column tile, a block of teams an SM): a team serves its row alone */
-static bool row_batches_pay(spx_ctx *ctx, const cuda_plan *P, char *why, size_t whylen)
+static bool row_batches_pay(spx_ctx *ctx, const cuda_plan *P, int64_t chunks, char *why, size_t whylen)
 {
-    const double avg = (double)P->csr.nnz / (double)P->m, slice = (double)P->k * SPX_CUDA_BATCH_LANES * 16.0;
-    const int64_t rows = 512 / SPX_CUDA_BATCH_LANES, cols = SPX_CUDA_BATCH_LANES * 4,
-                  tiles = (P->n + cols - 1) / cols, blocks = (P->m + rows - 1) / rows * tiles;
-    const double share = (double)P->csr.nnz * (double)tiles / ((double)spx__cuda_sm_count(ctx) * (double)rows);
+    const batches_shape b = batches_shape_of(P);
+    const double share = (double)P->csr.nnz * (double)b.tiles / ((double)spx__cuda_sm_count(ctx) * (double)b.rows);
     if ((double)P->max_row > ROW_BATCHES_MAX_TAIL * share)
         return false;
     snprintf(why, whylen,
@@ -640,8 +651,9 @@ static bool row_batches_pay(spx_ctx *ctx, const cuda_plan *P, char *why, size_t 
              "memory and %d B row segments in flight a lane, %lld rows a block of 512 threads (%lld blocks), because "
              "rows hold %.0f entries on average, a tile's slice of B (%.1f MB) stays in the L2 cache and TILED would "
              "copy it in %lld chunks of k",
-             SPX_CUDA_BATCH_LANES, (long long)cols, SPX_CUDA_ROW_BATCH, SPX_CUDA_ROW_BATCH, (long long)rows,
-             (long long)blocks, avg, slice / 1e6, (long long)tiled_chunks(ctx, P));
+             SPX_CUDA_BATCH_LANES, (long long)b.cols, SPX_CUDA_ROW_BATCH, SPX_CUDA_ROW_BATCH, (long long)b.rows,
+             (long long)b.blocks, (double)P->csr.nnz / (double)P->m, (double)P->k * SPX_CUDA_BATCH_LANES * 16.0 / 1e6,
+             (long long)chunks);
     return true;
 }
 
@@ -1379,14 +1391,17 @@ spx_status spx__cuda_spmm_plan_create(spx_ctx *ctx, const spx_spmm_args *a, void
                      tc && P->dtype != SPX_F32 ? spx_dtype_name(P->dtype) : "");
             break;
         }
-        /* not with asked column panels: the batches' tiles are 64 columns */
         bool binned = false; /* the bins below are built already */
-        if (P->alg == SPX_SPMM_AUTO && !(opts.panel_cols > 0 && opts.panel_cols < P->n) && row_batches_may_pay(ctx, P)) {
+        /* not with asked column panels: the batches' tiles are 64 columns */
+        const int64_t chunks = P->alg == SPX_SPMM_AUTO && !(opts.panel_cols > 0 && opts.panel_cols < P->n)
+                                   ? row_batches_may_pay(ctx, P)
+                                   : 0;
+        if (chunks) {
             /* the longest row is known once the bins are built */
             if ((s = build_bins(ctx, P, bounds)))
                 break;
             binned = true;
-            if ((P->row_batches = row_batches_pay(ctx, P, why, sizeof why))) {
+            if ((P->row_batches = row_batches_pay(ctx, P, chunks, why, sizeof why))) {
                 choose_bin_kernels(ctx, P);
                 break;
             }
