@@ -227,6 +227,21 @@ static void shape_matrix(spx_matrix *A, const char *name, spx_format fmt,
     tmat_free(&t);
 }
 
+/* AUTO alone on A (op N, f32) at each of ns, its plan run on the first. */
+static void auto_runs(spx_matrix *A, const char *name, const int64_t *ns, int nn)
+{
+    tmat t;
+    if (tmat_make(&t, A, SPX_CSR, NULL, name))
+        for (int i = 0; i < nn; i++) {
+            tcase c = case_make(&t, SPX_OP_NONE, SPX_F32, ns[i]);
+            c.algs = 1u << SPX_SPMM_AUTO;
+            if (i == 0)
+                case_plan_runs(&c);
+            run_case(&c, 0);
+        }
+    tmat_free(&t);
+}
+
 /* Operand layouts, leading dimensions, misaligned starts and alpha/beta on
  * one mid-size matrix of value type dt. */
 static void layout_cases(tmat *t, spx_dtype dt)
@@ -400,67 +415,61 @@ static void whole_rows_shapes(void)
         auto_plan_says(A, 1000, "every row in 2 pieces", "pruned 256x1024 wide tiled");
     shape_matrix(A, "pruned 256x1024 wide tiled", SPX_CSR, NULL, n_wide, 1);
     /* TILED's tiles of 16 vectors (tiled_double_tile in the CUDA plan): a
-     * pruned 512 x 1536 layer at 90 % sparsity and N = 4096 needs chunks of k
-     * (1537 rows of a 128-byte tile pass half an SM's shared memory, and its
+     * pruned 512 x 1000 layer at 90 % sparsity and N = 4096 needs chunks of k
+     * (1001 rows of a 128-byte tile pass half an SM's shared memory, and its
      * 8 x 128 blocks are too many for wide ones); AUTO takes TILED with 64
-     * columns a tile where those come to fewer than 5 chunks (else rows in
-     * batches, below) (the forced tile widths with k in chunks:
-     * tile_width_cases below) */
+     * columns a tile (k < 1024: no rows in batches, below) (the forced tile
+     * widths with k in chunks: tile_width_cases below) */
     static const int64_t n_double[] = {130};
     int64_t half_sm = di.smem_per_sm / 2 - 1024; /* TILED's budget a block (tiled_smem_budget) */
     half_sm = half_sm > di.smem_per_block_optin ? di.smem_per_block_optin : half_sm < 48 * 1024 ? 48 * 1024 : half_sm;
-    const int64_t kc64 = (half_sm - 64 * (64 * 4 + 8)) / 256 - 1;
     A = NULL;
-    CHECK_OK(g_ctx, spx_gen_pruned(g_ctx, 512, 1536, 0.9, next_seed(), SPX_F32, SPX_INDEX_DEFAULT, &A));
-    if (A && gpu && 1537 * 128 > half_sm && 8 * 128 >= 2 * di.sm_count && 2 * 8 * 64 >= 3 * di.sm_count &&
-        kc64 > 0 && (1536 + kc64 - 1) / kc64 < 5)
-        auto_plan_says(A, 4096, "rows x 64 columns", "pruned 512x1536 at N = 4096");
-    shape_matrix(A, "pruned 512x1536", SPX_CSR, NULL, n_double, 1);
+    CHECK_OK(g_ctx, spx_gen_pruned(g_ctx, 512, 1000, 0.9, next_seed(), SPX_F32, SPX_INDEX_DEFAULT, &A));
+    if (A && gpu && 1001 * 128 > half_sm && 8 * 128 >= 2 * di.sm_count && 2 * 8 * 64 >= 3 * di.sm_count)
+        auto_plan_says(A, 4096, "rows x 64 columns", "pruned 512x1000 at N = 4096");
+    shape_matrix(A, "pruned 512x1000", SPX_CSR, NULL, n_double, 1);
     /* Rows in batches (row_batches_pay in the CUDA plan, compute capability
-     * 9.0 on): a pruned 512 x 2048 layer at 90 % sparsity (205 entries a
-     * row, all in one bin: no row list) at N = 4096, where TILED would copy
-     * B's 64-column tile in 6 chunks (H100), run by AUTO; a 512 x 4608 one at
-     * 95 % (230 a row) at N = 1024 (6 chunks of a 32-column tile): 16 x 64
-     * and 16 x 16 blocks of 32 rows x 64 columns; the latter also at N = 1031
-     * (rows off 16 bytes: spread lanes, a partial last tile), as is 500 x
-     * 4608 with empty rows and rows of 40-250 entries (teams of one warp with
-     * 3 and 16 batches; the last block's rows past m) */
+     * 9.0 on; k >= 1024, 4 % of the cells or more, about a wave of blocks of
+     * 32 rows x 64 columns, B's 64-column slice within a quarter of L2): a
+     * pruned 512 x 2048 layer at 90 % sparsity (205 entries a row, all in one
+     * bin: no row list) at N = 4096, run by AUTO; a 256 x 1024 one at 95 % at
+     * N = 1024 and 1031 (8 x 16 and 8 x 17 blocks), run by AUTO; a 512 x 4608
+     * one at 95 % (230 a row) at N = 1024 (16 x 16 blocks), every algorithm,
+     * also at N = 1031 (rows off 16 bytes: spread lanes, a partial last tile),
+     * as is 500 x 4608 with empty rows and rows of 60-320 entries (teams of
+     * one warp with 4 and 20 batches; the last block's rows past m) */
     A = NULL;
     CHECK_OK(g_ctx, spx_gen_pruned(g_ctx, 512, 2048, 0.9, next_seed(), SPX_F32, SPX_INDEX_DEFAULT, &A));
-    const bool batches_fit =
-        gpu && di.cc_major >= 9 && 16 * 16 >= 1.5 * di.sm_count && di.l2_bytes >= 4 * 4608 * 256;
-    if (A && batches_fit && kc64 > 0 && (2048 + kc64 - 1) / kc64 >= 5)
+    const bool batches_fit = gpu && di.cc_major >= 9 && di.l2_bytes >= 4 * 4608 * 256;
+    if (A && batches_fit && 16 * 64 >= 0.9 * di.sm_count)
         auto_plan_says(A, 4096, "staged 16 at a time", "pruned 512x2048 at N = 4096");
-    tmat tb;
-    if (tmat_make(&tb, A, SPX_CSR, NULL, "pruned 512x2048 at N = 4096")) {
-        tcase c = case_make(&tb, SPX_OP_NONE, SPX_F32, 4096);
-        c.algs = 1u << SPX_SPMM_AUTO;
-        case_plan_runs(&c);
-        run_case(&c, 0);
-    }
-    tmat_free(&tb);
-    static const int64_t n_batches[] = {1024, 1031};
-    const int64_t kc32 = (half_sm - 64 * (32 * 4 + 8)) / 128 - 1;
+    static const int64_t n_4096[] = {4096}, n_batches[] = {1024, 1031};
+    auto_runs(A, "pruned 512x2048", n_4096, 1);
+    A = NULL;
+    CHECK_OK(g_ctx, spx_gen_pruned(g_ctx, 256, 1024, 0.95, next_seed(), SPX_F32, SPX_INDEX_DEFAULT, &A));
+    if (A && batches_fit && 8 * 16 >= 0.9 * di.sm_count)
+        auto_plan_says(A, 1024, "staged 16 at a time", "pruned 256x1024 at N = 1024");
+    auto_runs(A, "pruned 256x1024", n_batches, 2);
     A = NULL;
     CHECK_OK(g_ctx, spx_gen_pruned(g_ctx, 512, 4608, 0.95, next_seed(), SPX_F32, SPX_INDEX_DEFAULT, &A));
-    if (A && batches_fit && 4609 * 128 > di.smem_per_block_optin && kc32 > 0 && (4608 + kc32 - 1) / kc32 >= 5)
+    if (A && batches_fit && 16 * 16 >= 0.9 * di.sm_count)
         auto_plan_says(A, 1024, "staged 16 at a time", "pruned 512x4608 at N = 1024");
     shape_matrix(A, "pruned 512x4608", SPX_CSR, NULL, n_batches, 2);
     int64_t lens[512];
-    static const int64_t cycle[] = {0, 40, 250, 250, 160};
+    static const int64_t cycle[] = {0, 60, 320, 320, 320};
     for (int i = 0; i < 500; i++)
         lens[i] = cycle[i % 5];
     A = build_csr(500, 4608, lens, SPX_INDEX_I32);
-    if (A && batches_fit && 4609 * 128 > di.smem_per_block_optin && kc32 > 0 && (4608 + kc32 - 1) / kc32 >= 5)
-        auto_plan_says(A, 1024, "staged 16 at a time", "500x4608 0..250/row at N = 1024");
-    shape_matrix(A, "500x4608 0..250/row", SPX_CSR, NULL, n_batches, 2);
+    if (A && batches_fit && 16 * 16 >= 0.9 * di.sm_count)
+        auto_plan_says(A, 1024, "staged 16 at a time", "500x4608 0..320/row at N = 1024");
+    shape_matrix(A, "500x4608 0..320/row", SPX_CSR, NULL, n_batches, 2);
     /* ... but not where one row is a tail: 511 rows of 230 entries and one
-     * of 4608 (more than twice a team's share, 2 x 122000 x 16 / (32 x SMs),
-     * from 27 SMs) */
+     * of 4608 (more than three times a team's share, 3 x 122000 x 16 / (32
+     * x SMs), from 40 SMs) */
     for (int i = 0; i < 512; i++)
         lens[i] = i == 300 ? 4608 : 230;
     A = build_csr(512, 4608, lens, SPX_INDEX_I32);
-    if (A && batches_fit && di.sm_count >= 27)
+    if (A && batches_fit && di.sm_count >= 40)
         auto_plan_lacks(A, 1024, "staged 16 at a time", "512x4608 with a full row at N = 1024");
     spx_matrix_destroy(A);
     /* ... but not where 64-row blocks of such tiles would leave SMs idle: 128

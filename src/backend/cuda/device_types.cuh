@@ -90,17 +90,41 @@ template <typename T> struct alignas(2 * sizeof(T)) pair_of {
 // Elements per 16-byte vector.
 template <typename T> struct vec16 { static const int n = 16 / sizeof(T); };
 
+// One element of global memory, through the read-only path (NC) or an
+// ordinary global load (ld.global: as a plain C++ load it made ptxas spill).
+template <bool NC, typename T> __device__ __forceinline__ T load_global(const T *p)
+{
+    if constexpr (NC) {
+        return __ldg(p);
+    } else {
+        static_assert(sizeof(T) == 16 || sizeof(T) == 8 || sizeof(T) == 4, "16, 8 or 4 bytes");
+        T v;
+        if constexpr (sizeof(T) == 16) {
+            uint4 &r = *reinterpret_cast<uint4 *>(&v);
+            asm("ld.global.v4.u32 {%0, %1, %2, %3}, [%4];" : "=r"(r.x), "=r"(r.y), "=r"(r.z), "=r"(r.w) : "l"(p));
+        } else if constexpr (sizeof(T) == 8) {
+            uint2 &r = *reinterpret_cast<uint2 *>(&v);
+            asm("ld.global.v2.u32 {%0, %1}, [%2];" : "=r"(r.x), "=r"(r.y) : "l"(p));
+        } else {
+            uint32_t &r = *reinterpret_cast<uint32_t *>(&v);
+            asm("ld.global.u32 %0, [%1];" : "=r"(r) : "l"(p));
+        }
+        return v;
+    }
+}
+
 // Load V elements of T at p into acc-typed registers. V == 1 or V * sizeof(T)
 // == 16, or 8 (four 16-bit values of a rounded B); p then aligned to that.
-template <typename T, int V>
+// NC: through the read-only path (load_global).
+template <typename T, int V, bool NC = true>
 __device__ __forceinline__ void load_v(const T *__restrict__ p, typename acc_of<T>::type (&out)[V])
 {
     static_assert(V == 1 || V * sizeof(T) == 16 || V * sizeof(T) == 8, "one load of 1, 8 or 16 bytes");
     if constexpr (V == 1) {
-        out[0] = to_acc(__ldg(p));
+        out[0] = to_acc(load_global<NC>(p));
     } else {
         typedef typename std::conditional<V * sizeof(T) == 16, uint4, uint2>::type R;
-        R raw = __ldg(reinterpret_cast<const R *>(p));
+        R raw = load_global<NC>(reinterpret_cast<const R *>(p));
         const T *e = reinterpret_cast<const T *>(&raw);
 #pragma unroll
         for (int t = 0; t < V; t++)
@@ -205,23 +229,23 @@ template <typename T> __device__ __forceinline__ const T *b_row(const T *bcol, i
 }
 
 // Where a lane's V columns of B row c are: B in global memory (through the
-// read-only path), V consecutive columns or, SPREAD, `step` elements apart
-// (lane_cols). Other sources (shared-memory copies of some rows) provide the
-// same row() and set generic, so that their pointers are read with generic
-// loads; they are never spread.
-template <typename T, bool SPREAD> struct b_global {
+// read-only path, or with NC false ordinary loads), V consecutive columns or,
+// SPREAD, `step` elements apart (lane_cols). Other sources (shared-memory
+// copies of some rows) provide the same row() and set generic, so that their
+// pointers are read with generic loads; they are never spread.
+template <typename T, bool SPREAD, bool NC = true> struct b_global {
     typedef T elem;
     const T *bcol; // B + the lane's first column
     uint32_t ldb_bytes;
     int step;
     bool full; // lane_cols.full
-    static constexpr bool generic = false, spread = SPREAD;
+    static constexpr bool generic = false, spread = SPREAD, nc = NC;
     __device__ __forceinline__ const T *row(int c) const { return b_row(bcol, c, ldb_bytes); }
 };
-template <bool SPREAD, typename T>
-__device__ __forceinline__ b_global<T, SPREAD> b_in_global(const T *B, int64_t ldb, const lane_cols &lc)
+template <bool SPREAD, bool NC = true, typename T>
+__device__ __forceinline__ b_global<T, SPREAD, NC> b_in_global(const T *B, int64_t ldb, const lane_cols &lc)
 {
-    return b_global<T, SPREAD>{B + lc.first, (uint32_t)ldb * (uint32_t)sizeof(T), lc.step, lc.full};
+    return b_global<T, SPREAD, NC>{B + lc.first, (uint32_t)ldb * (uint32_t)sizeof(T), lc.step, lc.full};
 }
 
 // acc += vj[u] * B(cj[u], lane's V columns) for the first nvalid of U entries
@@ -247,23 +271,23 @@ __device__ __forceinline__ void fma_rows(const Src &src, const int (&cj)[U], con
                 if (u < nvalid)
 #pragma unroll
                     for (int t = 0; t < V; t++)
-                        b[u][t] = to_acc(__ldg(src.row(cj[u]) + t * src.step));
+                        b[u][t] = to_acc(load_global<Src::nc>(src.row(cj[u]) + t * src.step));
         } else if (count > 0) {
 #pragma unroll
             for (int u = 0; u < U; u++)
                 if (u < nvalid)
 #pragma unroll
                     for (int t = 0; t < V; t++)
-                        b[u][t] = t < count ? to_acc(__ldg(src.row(cj[u]) + t * src.step)) : A(0);
+                        b[u][t] = t < count ? to_acc(load_global<Src::nc>(src.row(cj[u]) + t * src.step)) : A(0);
         }
     } else if (count == V) {
 #pragma unroll
         for (int u = 0; u < U; u++)
             if (u < nvalid) {
-                if (Src::generic)
+                if constexpr (Src::generic)
                     load_plain<E, V>(src.row(cj[u]), b[u]);
                 else
-                    load_v<E, V>(src.row(cj[u]), b[u]);
+                    load_v<E, V, Src::nc>(src.row(cj[u]), b[u]);
             }
     } else if (count > 0) {
 #pragma unroll

@@ -576,18 +576,6 @@ static bool tiled_pays(spx_ctx *ctx, const cuda_plan *P, char *why, size_t whyle
     return true;
 }
 
-/* The chunks of k TILED would copy B's tile in, at 64-row blocks of the
- * tile it would plan (prepare_tiled). */
-static int64_t tiled_chunks(spx_ctx *ctx, const cuda_plan *P)
-{
-    if (tiled_one_chunk(ctx, P))
-        return 1;
-    const int64_t es = (int64_t)spx_dtype_size(P->dtype), acc = P->dtype == SPX_F64 ? 8 : 4,
-                  cols = (tiled_double_tile(ctx, P) ? 2 : 1) * tiled_base_cols(P->dtype),
-                  kc = (tiled_smem_budget(ctx) - SPX_CUDA_TILED_ROW_QUANTUM * (cols * acc + 8)) / (cols * es) - 1;
-    return kc < 1 ? P->k : (P->k + kc - 1) / kc;
-}
-
 /* The batches' grid: 32 rows x 64 columns a block. */
 typedef struct batches_shape {
     int64_t rows, cols, tiles, blocks;
@@ -605,42 +593,41 @@ static batches_shape batches_shape_of(const cuda_plan *P)
  * columns, the entries staged 16 at a time in shared memory, 16 B row
  * segments in flight a lane) for f32 data at the exact precision, on
  * compute capability 9.0 and later (measured on an H100 alone; for sm_80 the
- * kernel spills 24 bytes), where N >= ROW_BATCHES_MIN_N; A holds TILED_MIN_DENSITY of its cells or more
- * (pruned weights: sparser matrices with long rows, such as bands, meshes
- * and graphs, were not measured); rows hold ROW_BATCHES_MIN_ENTRIES entries
- * or more on average; a column tile's slice of B (k rows of 256 bytes) takes at most
- * ROW_BATCHES_L2_SHARE of the L2 cache, so that the gathers find it there;
- * the blocks (32 rows x 64 columns) make ROW_BATCHES_MIN_WAVES waves at one
- * block an SM; and TILED would copy B's tile in ROW_BATCHES_MIN_CHUNKS chunks
- * of k or more (each chunk costs TILED a pass over its rows); and the
- * longest row is not a tail (row_batches_pay). H100, exact f32, against
- * AUTO before, same call (docs/PERFORMANCE.md): DLMC's 512 x 4608 layers at
- * 5 / 10 / 20 % of the cells 1.30 / 1.23 / 1.11x at N = 1024, 1.31 / 1.06 /
- * 1.00x at 2048, 1.36 / 1.08 / 1.01x at 4096; 512 x 2048 at 10 % 1.17x at
- * 4096, 0.98x at 2048. Forced on the 13 layers with k >= 1024 at N = 1024
- * and 4096, they lost where the rule says no: 0.65-1.03x on the 256 x 1024
- * and 128 x 1152 layers (2-3 chunks), 0.82x on 512 x 2048 at 10 % at N =
- * 1024 (3 chunks), 0.79x at 2 % (41 entries a row). Returns
- * TILED's chunks of k where these bounds hold (the tail is checked once the
- * bins are built), else 0. */
-static int64_t row_batches_may_pay(spx_ctx *ctx, const cuda_plan *P)
+ * kernel spills 24 bytes), where N >= ROW_BATCHES_MIN_N; k >=
+ * ROW_BATCHES_MIN_K; A holds ROW_BATCHES_MIN_DENSITY of its cells or more, so
+ * that the 32 rows of a block share their B row segments in L1 (pruned
+ * weights: sparser matrices with long rows, such as bands, meshes and graphs,
+ * were not measured); a column tile's slice of B (k rows of 256 bytes) takes
+ * at most ROW_BATCHES_L2_SHARE of the L2 cache, so that the gathers find it
+ * there; the blocks (32 rows x 64 columns) make ROW_BATCHES_MIN_WAVES waves
+ * at one block an SM; and the longest row is not a tail (row_batches_pay).
+ * Forced on every DLMC layer at N = 256, 1024 and 4096 (H100, exact f32,
+ * against AUTO without them; docs/PERFORMANCE.md), they won 1.04-1.19x on
+ * the 256 x 1024, 128 x 1152 and 512 x 4608 layers from about one wave on
+ * (1.15x on the 5 % 256 x 1024 one at N = 1024, whose longest row holds 2.2
+ * times a team's share), and lost at N = 256 (0.5-0.8x), on half a wave
+ * (0.88-0.95x on 128 x 1152 at N = 1024), at k <= 512 (0.58-0.95x: TILED
+ * holds all of B's tile there) and at 2 % of the cells (0.87x on 512 x 2048
+ * at N = 1024). Against the rule before (TILED in 5 chunks or more, 128
+ * entries a row, 1.5 waves), same call: 1.11x on the 17 DLMC products that
+ * change (0.92x on the 10 % 512 x 2048 layer at N = 1024, 1.01-1.28x on the
+ * others); generated pruned 1024 x 1024 1.08-1.33x at N = 1024, but 0.94x at
+ * 20 % of the cells at N = 4096. */
+static bool row_batches_may_pay(spx_ctx *ctx, const cuda_plan *P)
 {
-    if (P->dtype != SPX_F32 || P->precision != SPX_PRECISION_EXACT || P->n < ROW_BATCHES_MIN_N || P->m <= 0 ||
-        spx__cuda(ctx)->info.cc_major < 9)
-        return 0;
-    const double avg = (double)P->csr.nnz / (double)P->m, l2 = (double)spx__cuda(ctx)->info.l2_bytes,
-                 slice = (double)P->k * SPX_CUDA_BATCH_LANES * 16.0, density = avg / (double)P->k;
-    if (density < TILED_MIN_DENSITY || avg < ROW_BATCHES_MIN_ENTRIES || l2 <= 0 || slice > ROW_BATCHES_L2_SHARE * l2 ||
-        (double)batches_shape_of(P).blocks < ROW_BATCHES_MIN_WAVES * spx__cuda_sm_count(ctx))
-        return 0;
-    const int64_t chunks = tiled_chunks(ctx, P);
-    return chunks >= ROW_BATCHES_MIN_CHUNKS ? chunks : 0;
+    if (P->dtype != SPX_F32 || P->precision != SPX_PRECISION_EXACT || P->n < ROW_BATCHES_MIN_N ||
+        P->k < ROW_BATCHES_MIN_K || P->m <= 0 || spx__cuda(ctx)->info.cc_major < 9)
+        return false;
+    const double l2 = (double)spx__cuda(ctx)->info.l2_bytes, slice = (double)P->k * SPX_CUDA_BATCH_LANES * 16.0,
+                 density = (double)P->csr.nnz / ((double)P->m * (double)P->k);
+    return density >= ROW_BATCHES_MIN_DENSITY && l2 > 0 && slice <= ROW_BATCHES_L2_SHARE * l2 &&
+           (double)batches_shape_of(P).blocks >= ROW_BATCHES_MIN_WAVES * spx__cuda_sm_count(ctx);
 }
 
 /* ... and, once the bins are built, the longest row holds at most
  * ROW_BATCHES_MAX_TAIL times a team's share of the entries (over every
  * column tile, a block of teams an SM): a team serves its row alone */
-static bool row_batches_pay(spx_ctx *ctx, const cuda_plan *P, int64_t chunks, char *why, size_t whylen)
+static bool row_batches_pay(spx_ctx *ctx, const cuda_plan *P, char *why, size_t whylen)
 {
     const batches_shape b = batches_shape_of(P);
     const double share = (double)P->csr.nnz * (double)b.tiles / ((double)spx__cuda_sm_count(ctx) * (double)b.rows);
@@ -649,11 +636,11 @@ static bool row_batches_pay(spx_ctx *ctx, const cuda_plan *P, int64_t chunks, ch
     snprintf(why, whylen,
              "a team of %d lanes per row and column tile of %lld, the row's entries staged %d at a time in shared "
              "memory and %d B row segments in flight a lane, %lld rows a block of 512 threads (%lld blocks), because "
-             "rows hold %.0f entries on average, a tile's slice of B (%.1f MB) stays in the L2 cache and TILED would "
-             "copy it in %lld chunks of k",
+             "A holds %.1f%% of its cells (a block's rows share B's rows in L1), k = %lld and a tile's slice of B "
+             "(%.1f MB) stays in the L2 cache",
              SPX_CUDA_BATCH_LANES, (long long)b.cols, SPX_CUDA_ROW_BATCH, SPX_CUDA_ROW_BATCH, (long long)b.rows,
-             (long long)b.blocks, (double)P->csr.nnz / (double)P->m, (double)P->k * SPX_CUDA_BATCH_LANES * 16.0 / 1e6,
-             (long long)chunks);
+             (long long)b.blocks, 100.0 * (double)P->csr.nnz / ((double)P->m * (double)P->k), (long long)P->k,
+             (double)P->k * SPX_CUDA_BATCH_LANES * 16.0 / 1e6);
     return true;
 }
 
@@ -1393,15 +1380,13 @@ spx_status spx__cuda_spmm_plan_create(spx_ctx *ctx, const spx_spmm_args *a, void
         }
         bool binned = false; /* the bins below are built already */
         /* not with asked column panels: the batches' tiles are 64 columns */
-        const int64_t chunks = P->alg == SPX_SPMM_AUTO && !(opts.panel_cols > 0 && opts.panel_cols < P->n)
-                                   ? row_batches_may_pay(ctx, P)
-                                   : 0;
-        if (chunks) {
+        if (P->alg == SPX_SPMM_AUTO && !(opts.panel_cols > 0 && opts.panel_cols < P->n) &&
+            row_batches_may_pay(ctx, P)) {
             /* the longest row is known once the bins are built */
             if ((s = build_bins(ctx, P, bounds)))
                 break;
             binned = true;
-            if ((P->row_batches = row_batches_pay(ctx, P, chunks, why, sizeof why))) {
+            if ((P->row_batches = row_batches_pay(ctx, P, why, sizeof why))) {
                 choose_bin_kernels(ctx, P);
                 break;
             }

@@ -46,18 +46,17 @@
 #define ROW_RUNS_MIN_WAVES 4
 /* AUTO gives f32 rows teams that stage their entries in batches
  * (row_batches_pay in spmm_plan.c) at the exact precision from N =
- * ROW_BATCHES_MIN_N, where A holds TILED_MIN_DENSITY of its cells, rows hold
- * ROW_BATCHES_MIN_ENTRIES entries or more on average, a column tile's slice
- * of B takes at most ROW_BATCHES_L2_SHARE of the L2 cache, the blocks make
- * ROW_BATCHES_MIN_WAVES waves, TILED would copy B in ROW_BATCHES_MIN_CHUNKS
- * chunks of k or more and the longest row holds at most ROW_BATCHES_MAX_TAIL
- * times a team's share of the entries */
+ * ROW_BATCHES_MIN_N and k = ROW_BATCHES_MIN_K, where A holds
+ * ROW_BATCHES_MIN_DENSITY of its cells, a column tile's slice of B takes at
+ * most ROW_BATCHES_L2_SHARE of the L2 cache, the blocks make
+ * ROW_BATCHES_MIN_WAVES waves and the longest row holds at most
+ * ROW_BATCHES_MAX_TAIL times a team's share of the entries */
 #define ROW_BATCHES_MIN_N 1024
-#define ROW_BATCHES_MIN_ENTRIES 128
+#define ROW_BATCHES_MIN_K 1024
+#define ROW_BATCHES_MIN_DENSITY 0.04
 #define ROW_BATCHES_L2_SHARE 0.25
-#define ROW_BATCHES_MIN_WAVES 1.5
-#define ROW_BATCHES_MIN_CHUNKS 5
-#define ROW_BATCHES_MAX_TAIL 2
+#define ROW_BATCHES_MIN_WAVES 0.9
+#define ROW_BATCHES_MAX_TAIL 3
 /* the dense path (dense_pays in spmm_plan.c): the GEMM's useful flop rate
  * over the sparse kernels', on CUDA cores (exact f32), on tensor cores at
  * tf32 and at twice that rate with 16-bit operands (bf16 and f16 precisions;
