@@ -91,26 +91,13 @@ template <typename T> struct alignas(2 * sizeof(T)) pair_of {
 template <typename T> struct vec16 { static const int n = 16 / sizeof(T); };
 
 // One element of global memory, through the read-only path (NC) or an
-// ordinary global load (ld.global: as a plain C++ load it made ptxas spill).
+// ordinary load.
 template <bool NC, typename T> __device__ __forceinline__ T load_global(const T *p)
 {
-    if constexpr (NC) {
+    if constexpr (NC)
         return __ldg(p);
-    } else {
-        static_assert(sizeof(T) == 16 || sizeof(T) == 8 || sizeof(T) == 4, "16, 8 or 4 bytes");
-        T v;
-        if constexpr (sizeof(T) == 16) {
-            uint4 &r = *reinterpret_cast<uint4 *>(&v);
-            asm("ld.global.v4.u32 {%0, %1, %2, %3}, [%4];" : "=r"(r.x), "=r"(r.y), "=r"(r.z), "=r"(r.w) : "l"(p));
-        } else if constexpr (sizeof(T) == 8) {
-            uint2 &r = *reinterpret_cast<uint2 *>(&v);
-            asm("ld.global.v2.u32 {%0, %1}, [%2];" : "=r"(r.x), "=r"(r.y) : "l"(p));
-        } else {
-            uint32_t &r = *reinterpret_cast<uint32_t *>(&v);
-            asm("ld.global.u32 %0, [%1];" : "=r"(r) : "l"(p));
-        }
-        return v;
-    }
+    else
+        return *p;
 }
 
 // Load V elements of T at p into acc-typed registers. V == 1 or V * sizeof(T)

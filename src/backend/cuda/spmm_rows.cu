@@ -188,8 +188,10 @@ __global__ void __launch_bounds__(512, 1) row_batches_kernel(const rows_params<T
     const int64_t tile_cols = (int64_t)L * V, ntiles = (p.d.n + tile_cols - 1) / tile_cols;
     for (int64_t tile = blockIdx.y; tile < ntiles; tile += gridDim.y) {
         const lane_cols lc = lane_cols_of<V, SPREAD>(tile, L, tl, p.d.n);
-        // B through ordinary loads, as csrmm_v3 reads it: 1.02-1.08x over
-        // the read-only path on the DLMC layers AUTO gives the batches (H100)
+        // B through ordinary C++ loads: 1.03x over the read-only path on the
+        // DLMC layers AUTO gives the batches, 1.07-1.09x on 512 x 4608 and
+        // 512 x 2048 (H100), though ptxas then spills 24-32 bytes; the same
+        // loads in inline PTX (ld.global) ran as the read-only path did
         const auto src = b_in_global<SPREAD, false>(p.d.B, p.d.ldb, lc);
         A acc[V];
 #pragma unroll
