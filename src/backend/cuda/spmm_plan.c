@@ -610,9 +610,10 @@ static batches_shape batches_shape_of(const cuda_plan *P)
  * holds all of B's tile there) and at 2 % of the cells (0.87x on 512 x 2048
  * at N = 1024). Against the rule before (TILED in 5 chunks or more, 128
  * entries a row, 1.5 waves), same call: 1.11x on the 17 DLMC products that
- * change (0.92x on the 10 % 512 x 2048 layer at N = 1024, 1.01-1.28x on the
- * others); generated pruned 1024 x 1024 1.08-1.33x at N = 1024, but 0.94x at
- * 20 % of the cells at N = 4096. */
+ * change (1.01-1.28x, but 0.92x on the 10 % 512 x 2048 layer at N = 1024,
+ * which the batches' ordinary loads of B brought to 64.8 us against 65.7
+ * before); generated pruned 1024 x 1024 1.08-1.33x at N = 1024, but 0.94x
+ * at 20 % of the cells at N = 4096. */
 static bool row_batches_may_pay(spx_ctx *ctx, const cuda_plan *P)
 {
     if (P->dtype != SPX_F32 || P->precision != SPX_PRECISION_EXACT || P->n < ROW_BATCHES_MIN_N ||
