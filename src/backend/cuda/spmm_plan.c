@@ -592,9 +592,9 @@ static batches_shape batches_shape_of(const cuda_plan *P)
  * (row_batches_kernel in spmm_rows.cu: a team of 16 lanes a row and 64
  * columns, the entries staged 16 at a time in shared memory, 16 B row
  * segments in flight a lane) for f32 data at the exact precision, on
- * compute capability 9.0 and later (measured on an H100 alone; for sm_80 the
- * kernel spills 24 bytes), where N >= ROW_BATCHES_MIN_N; k >=
- * ROW_BATCHES_MIN_K; A holds ROW_BATCHES_MIN_DENSITY of its cells or more, so
+ * compute capability 9.0 and later (measured on an H100 alone; for sm_80
+ * ptxas spills 32-48 bytes, 24-32 for sm_90), where N >= ROW_BATCHES_MIN_N;
+ * k >= ROW_BATCHES_MIN_K; A holds ROW_BATCHES_MIN_DENSITY of its cells or more, so
  * that the 32 rows of a block share their B row segments in L1 (pruned
  * weights: sparser matrices with long rows, such as bands, meshes and graphs,
  * were not measured); a column tile's slice of B (k rows of 256 bytes) takes
