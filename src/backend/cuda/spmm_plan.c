@@ -605,10 +605,10 @@ static batches_shape batches_shape_of(const cuda_plan *P)
  * against AUTO without them; docs/PERFORMANCE.md), they won 1.04-1.19x on
  * the 256 x 1024, 128 x 1152 and 512 x 4608 layers from about one wave on
  * (1.15x on the 5 % 256 x 1024 one at N = 1024, whose longest row holds 2.2
- * times a team's share), and lost at N = 256 (0.5-0.8x), on half a wave
- * (0.88-0.95x on 128 x 1152 at N = 1024), at k <= 512 (0.58-0.95x: TILED
- * holds all of B's tile there) and at 2 % of the cells (0.87x on 512 x 2048
- * at N = 1024). Against the rule before (TILED in 5 chunks or more, 128
+ * times a team's share), and lost at N = 256 (0.49-0.84x where k >= 1024),
+ * on half a wave (0.88-0.95x on 128 x 1152 at N = 1024), at k <= 512
+ * (0.58-1.02x: TILED holds all of B's tile there) and at 2 % of the cells
+ * (0.87x on 512 x 2048 at N = 1024). Against the rule before (TILED in 5 chunks or more, 128
  * entries a row, 1.5 waves), same call: 1.11x on the 17 DLMC products that
  * change (1.01-1.28x, but 0.92x on the 10 % 512 x 2048 layer at N = 1024,
  * which the batches' ordinary loads of B brought to 64.8 us against 65.7
