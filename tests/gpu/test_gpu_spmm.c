@@ -436,8 +436,9 @@ static void whole_rows_shapes(void)
      * N = 1024 and 1031 (8 x 16 and 8 x 17 blocks), run by AUTO; a 512 x 4608
      * one at 95 % (230 a row) at N = 1024 (16 x 16 blocks), every algorithm,
      * also at N = 1031 (rows off 16 bytes: spread lanes, a partial last tile),
-     * as is 500 x 4608 with empty rows and rows of 60-320 entries (teams of
-     * one warp with 4 and 20 batches; the last block's rows past m) */
+     * as is 500 x 4608 with empty rows and rows of 200 and 256 entries (one
+     * bin, so teams of one warp with 13 and 16 batches; the last block's rows
+     * past m) */
     A = NULL;
     CHECK_OK(g_ctx, spx_gen_pruned(g_ctx, 512, 2048, 0.9, next_seed(), SPX_F32, SPX_INDEX_DEFAULT, &A));
     const bool batches_fit = gpu && di.cc_major >= 9 && di.l2_bytes >= 4 * 4608 * 256;
@@ -456,13 +457,13 @@ static void whole_rows_shapes(void)
         auto_plan_says(A, 1024, "staged 16 at a time", "pruned 512x4608 at N = 1024");
     shape_matrix(A, "pruned 512x4608", SPX_CSR, NULL, n_batches, 2);
     int64_t lens[512];
-    static const int64_t cycle[] = {0, 60, 320, 320, 320};
+    static const int64_t cycle[] = {0, 200, 256, 256, 256};
     for (int i = 0; i < 500; i++)
         lens[i] = cycle[i % 5];
     A = build_csr(500, 4608, lens, SPX_INDEX_I32);
     if (A && batches_fit && 16 * 16 >= 0.9 * di.sm_count)
-        auto_plan_says(A, 1024, "staged 16 at a time", "500x4608 0..320/row at N = 1024");
-    shape_matrix(A, "500x4608 0..320/row", SPX_CSR, NULL, n_batches, 2);
+        auto_plan_says(A, 1024, "staged 16 at a time", "500x4608 0..256/row at N = 1024");
+    shape_matrix(A, "500x4608 0..256/row", SPX_CSR, NULL, n_batches, 2);
     /* ... but not where one row is a tail: 511 rows of 230 entries and one
      * of 4608 (more than three times a team's share, 3 x 122000 x 16 / (32
      * x SMs), from 40 SMs) */
@@ -472,12 +473,13 @@ static void whole_rows_shapes(void)
     if (A && batches_fit && di.sm_count >= 40)
         auto_plan_lacks(A, 1024, "staged 16 at a time", "512x4608 with a full row at N = 1024");
     spx_matrix_destroy(A);
-    /* ... but not where 64-row blocks of such tiles would leave SMs idle: 128
-     * rows at N = 4096 give 2 x 64 blocks */
+    /* TILED keeps tiles of 32 columns where 64-row blocks of 64-column tiles
+     * would leave SMs idle: a pruned 128 x 1000 layer at 80 % sparsity
+     * (k < 1024: no batches) at N = 4096 would give 2 x 64 blocks */
     A = NULL;
-    CHECK_OK(g_ctx, spx_gen_pruned(g_ctx, 128, 2048, 0.9, next_seed(), SPX_F32, SPX_INDEX_DEFAULT, &A));
+    CHECK_OK(g_ctx, spx_gen_pruned(g_ctx, 128, 1000, 0.8, next_seed(), SPX_F32, SPX_INDEX_DEFAULT, &A));
     if (A && gpu && 2 * 2 * 64 < 3 * di.sm_count)
-        auto_plan_lacks(A, 4096, "x 64 columns", "pruned 128x2048 at N = 4096");
+        auto_plan_says(A, 4096, "rows x 32 columns", "pruned 128x1000 at N = 4096");
     spx_matrix_destroy(A);
 }
 
