@@ -549,6 +549,12 @@ done:
     return s;
 }
 
+/* The share of op(A)'s cells that hold entries (m, k > 0). */
+static double cell_share(const cuda_plan *P)
+{
+    return (double)P->csr.nnz / ((double)P->m * (double)P->k);
+}
+
 /* AUTO takes TILED on f32, f16 and bf16 data when N >= TILED_MIN_N, A holds at least
  * TILED_MIN_DENSITY of its cells (each block's copy of B's tile is then used
  * several times over), with all of k in one shared-memory chunk or at least
@@ -564,7 +570,7 @@ static bool tiled_pays(spx_ctx *ctx, const cuda_plan *P, char *why, size_t whyle
 {
     if (P->dtype == SPX_F64 || P->n < TILED_MIN_N || P->m <= 0 || P->k <= 0)
         return false;
-    double density = (double)P->csr.nnz / ((double)P->m * (double)P->k);
+    const double density = cell_share(P);
     const int64_t blocks = tiled_blocks(P);
     const bool one_chunk = tiled_one_chunk(ctx, P);
     const double chunked_min = tiled_double_tile(ctx, P) ? TILED_DOUBLE_TILE_MIN_DENSITY : TILED_CHUNKED_MIN_DENSITY;
@@ -576,15 +582,20 @@ static bool tiled_pays(spx_ctx *ctx, const cuda_plan *P, char *why, size_t whyle
     return true;
 }
 
-/* The batches' grid: 32 rows x 64 columns a block. */
+/* The batches' grid (32 rows x 64 columns a block), the bytes of a column
+ * tile's slice of B (k rows of 64 f32 columns) and A's share of its cells
+ * (m, k > 0). */
 typedef struct batches_shape {
     int64_t rows, cols, tiles, blocks;
+    double slice_bytes, density;
 } batches_shape;
 static batches_shape batches_shape_of(const cuda_plan *P)
 {
-    batches_shape b = {512 / SPX_CUDA_BATCH_LANES, SPX_CUDA_BATCH_LANES * 4, 0, 0};
+    batches_shape b = {512 / SPX_CUDA_BATCH_LANES, SPX_CUDA_BATCH_LANES * 4, 0, 0, 0, 0};
     b.tiles = (P->n + b.cols - 1) / b.cols;
     b.blocks = (P->m + b.rows - 1) / b.rows * b.tiles;
+    b.slice_bytes = (double)P->k * (double)b.cols * 4.0;
+    b.density = cell_share(P);
     return b;
 }
 
@@ -619,10 +630,10 @@ static bool row_batches_may_pay(spx_ctx *ctx, const cuda_plan *P)
     if (P->dtype != SPX_F32 || P->precision != SPX_PRECISION_EXACT || P->n < ROW_BATCHES_MIN_N ||
         P->k < ROW_BATCHES_MIN_K || P->m <= 0 || spx__cuda(ctx)->info.cc_major < 9)
         return false;
-    const double l2 = (double)spx__cuda(ctx)->info.l2_bytes, slice = (double)P->k * SPX_CUDA_BATCH_LANES * 16.0,
-                 density = (double)P->csr.nnz / ((double)P->m * (double)P->k);
-    return density >= ROW_BATCHES_MIN_DENSITY && l2 > 0 && slice <= ROW_BATCHES_L2_SHARE * l2 &&
-           (double)batches_shape_of(P).blocks >= ROW_BATCHES_MIN_WAVES * spx__cuda_sm_count(ctx);
+    const double l2 = (double)spx__cuda(ctx)->info.l2_bytes;
+    const batches_shape b = batches_shape_of(P);
+    return b.density >= ROW_BATCHES_MIN_DENSITY && l2 > 0 && b.slice_bytes <= ROW_BATCHES_L2_SHARE * l2 &&
+           (double)b.blocks >= ROW_BATCHES_MIN_WAVES * spx__cuda_sm_count(ctx);
 }
 
 /* ... and, once the bins are built, the longest row holds at most
@@ -640,8 +651,7 @@ static bool row_batches_pay(spx_ctx *ctx, const cuda_plan *P, char *why, size_t 
              "A holds %.1f%% of its cells (a block's rows share B's rows in L1), k = %lld and a tile's slice of B "
              "(%.1f MB) stays in the L2 cache",
              SPX_CUDA_BATCH_LANES, (long long)b.cols, SPX_CUDA_ROW_BATCH, SPX_CUDA_ROW_BATCH, (long long)b.rows,
-             (long long)b.blocks, 100.0 * (double)P->csr.nnz / ((double)P->m * (double)P->k), (long long)P->k,
-             (double)P->k * SPX_CUDA_BATCH_LANES * 16.0 / 1e6);
+             (long long)b.blocks, 100.0 * b.density, (long long)P->k, b.slice_bytes / 1e6);
     return true;
 }
 
@@ -1437,9 +1447,9 @@ spx_status spx__cuda_spmm_plan_create(spx_ctx *ctx, const spx_spmm_args *a, void
         spx__cuda_spmm_plan_destroy(P);
         return s;
     }
-    const bool binned = P->alg == SPX_SPMM_AUTO || P->alg == SPX_SPMM_ROW_SPLIT || P->alg == SPX_SPMM_WARP_ROW ||
-                        P->alg == SPX_SPMM_BLOCK_ROW;
-    if (binned && !(P->b_round = row_kernels_round_b(ctx, P, &s)) && s) {
+    const bool row_kernels = P->alg == SPX_SPMM_AUTO || P->alg == SPX_SPMM_ROW_SPLIT ||
+                             P->alg == SPX_SPMM_WARP_ROW || P->alg == SPX_SPMM_BLOCK_ROW;
+    if (row_kernels && !(P->b_round = row_kernels_round_b(ctx, P, &s)) && s) {
         spx__cuda_spmm_plan_destroy(P);
         return s;
     }
@@ -1453,7 +1463,7 @@ spx_status spx__cuda_spmm_plan_create(spx_ctx *ctx, const spx_spmm_args *a, void
                            (long long)P->m, (long long)P->k, (long long)A->nnz, (long long)P->n,
                            spx_dtype_name(P->dtype), P->op ? "T" : "N", spx_precision_name(P->precision),
                            P->deterministic ? ", deterministic" : "");
-        if (binned) {
+        if (row_kernels) {
             len += snprintf(txt + len, cap - (size_t)len, "%s%s%s; rows binned by length:\n",
                             P->alg == SPX_SPMM_AUTO ? "automatic choice per bin"
                                                     : "algorithm forced for every row",
