@@ -210,29 +210,56 @@ __device__ __forceinline__ lane_cols lane_cols_of(int64_t tile, int G, int glane
 // Row c of B at this lane's columns, bcol + c * ldb elements, as one 32 x 32
 // -> 64-bit multiply-add (a 64-bit product costs ~8 instructions per entry in
 // the gather loops). ldb_bytes = ldb * sizeof(T) < 2^32 (checked by the host).
-template <typename T> __device__ __forceinline__ const T *b_row(const T *bcol, int c, uint32_t ldb_bytes)
+// MAD: as one mad.wide.u32 in inline PTX, which the compiler keeps as it is
+// (in C it may fold bcol's own offset into the sum: 4 instructions an
+// address). H100: 1.03x on the batches (forced on 68 DLMC products), but
+// in the other row kernels it moved spills and times by -4 to +5 %.
+template <bool MAD = false, typename T>
+__device__ __forceinline__ const T *b_row(const T *bcol, int c, uint32_t ldb_bytes)
 {
-    return reinterpret_cast<const T *>(reinterpret_cast<const char *>(bcol) + (uint64_t)(uint32_t)c * ldb_bytes);
+    if constexpr (MAD) {
+        uint64_t a;
+        asm("mad.wide.u32 %0, %1, %2, %3;" : "=l"(a) : "r"((uint32_t)c), "r"(ldb_bytes), "l"((uint64_t)bcol));
+        return reinterpret_cast<const T *>(a);
+    } else {
+        return reinterpret_cast<const T *>(reinterpret_cast<const char *>(bcol) + (uint64_t)(uint32_t)c * ldb_bytes);
+    }
 }
 
 // Where a lane's V columns of B row c are: B in global memory (through the
-// read-only path, or with NC false ordinary loads), V consecutive columns or,
-// SPREAD, `step` elements apart (lane_cols). Other sources (shared-memory
-// copies of some rows) provide the same row() and set generic, so that their
-// pointers are read with generic loads; they are never spread.
-template <typename T, bool SPREAD, bool NC = true> struct b_global {
+// read-only path, or with NC false ordinary loads; MAD: b_row's), V
+// consecutive columns or, SPREAD, `step` elements apart (lane_cols). Other
+// sources (shared-memory copies of some rows) provide the same row() and set
+// generic, so that their pointers are read with generic loads; they are never
+// spread.
+template <typename T, bool SPREAD, bool NC = true, bool MAD = false> struct b_global {
     typedef T elem;
     const T *bcol; // B + the lane's first column
     uint32_t ldb_bytes;
     int step;
     bool full; // lane_cols.full
     static constexpr bool generic = false, spread = SPREAD, nc = NC;
-    __device__ __forceinline__ const T *row(int c) const { return b_row(bcol, c, ldb_bytes); }
+    __device__ __forceinline__ const T *row(int c) const { return b_row<MAD>(bcol, c, ldb_bytes); }
 };
-template <bool SPREAD, bool NC = true, typename T>
-__device__ __forceinline__ b_global<T, SPREAD, NC> b_in_global(const T *B, int64_t ldb, const lane_cols &lc)
+template <bool SPREAD, bool NC = true, bool MAD = false, typename T>
+__device__ __forceinline__ b_global<T, SPREAD, NC, MAD> b_in_global(const T *B, int64_t ldb, const lane_cols &lc)
 {
-    return b_global<T, SPREAD, NC>{B + lc.first, (uint32_t)ldb * (uint32_t)sizeof(T), lc.step, lc.full};
+    return b_global<T, SPREAD, NC, MAD>{B + lc.first, (uint32_t)ldb * (uint32_t)sizeof(T), lc.step, lc.full};
+}
+
+// r = s[0 .. U) in 16-byte loads (s aligned to 16 bytes; shared memory).
+template <typename E, int U> __device__ __forceinline__ void load_shared16(const E *s, E (&r)[U])
+{
+    constexpr int P = 16 / sizeof(E);
+    static_assert(16 % sizeof(E) == 0 && U % P == 0, "whole 16-byte vectors");
+#pragma unroll
+    for (int q = 0; q < U / P; q++) {
+        const uint4 raw = reinterpret_cast<const uint4 *>(s)[q];
+        const E *e = reinterpret_cast<const E *>(&raw);
+#pragma unroll
+        for (int j = 0; j < P; j++)
+            r[q * P + j] = e[j];
+    }
 }
 
 // acc += vj[u] * B(cj[u], lane's V columns) for the first nvalid of U entries

@@ -174,8 +174,8 @@ __global__ void __launch_bounds__(512, 1) row_batches_kernel(const rows_params<T
     typedef typename acc_of<T>::type A;
     constexpr int L = SPX_CUDA_BATCH_LANES, U = SPX_CUDA_ROW_BATCH, ROWS = 512 / L;
     static_assert(L <= 32 && U % L == 0, "a team within a warp; each lane stages U / L entries");
-    __shared__ int scol[2][ROWS][U];
-    __shared__ A sval[2][ROWS][U];
+    __shared__ __align__(16) int scol[2][ROWS][U];
+    __shared__ __align__(16) A sval[2][ROWS][U];
     const int t = threadIdx.x / L, tl = threadIdx.x % L;
     const int64_t slot = (int64_t)blockIdx.x * ROWS + t;
     int64_t row = -1, start = 0, len = 0;
@@ -190,9 +190,10 @@ __global__ void __launch_bounds__(512, 1) row_batches_kernel(const rows_params<T
         const lane_cols lc = lane_cols_of<V, SPREAD>(tile, L, tl, p.d.n);
         // B through ordinary C++ loads: 1.03x over the read-only path on the
         // DLMC layers AUTO gives the batches, 1.07-1.09x on 512 x 4608 and
-        // 512 x 2048 (H100), though ptxas then spills 24-32 bytes; the same
-        // loads in inline PTX (ld.global) ran as the read-only path did
-        const auto src = b_in_global<SPREAD, false>(p.d.B, p.d.ldb, lc);
+        // 512 x 2048 (H100), though ptxas then spills up to 24 bytes; the same
+        // loads in inline PTX (ld.global) ran as the read-only path did.
+        // Addresses by one mad.wide each (b_row).
+        const auto src = b_in_global<SPREAD, false, true>(p.d.B, p.d.ldb, lc);
         A acc[V];
 #pragma unroll
         for (int q = 0; q < V; q++)
@@ -230,11 +231,8 @@ __global__ void __launch_bounds__(512, 1) row_batches_kernel(const rows_params<T
             const int cnt = left >= U ? U : (left > 0 ? (int)left : 0);
             int cj[U];
             A vj[U];
-#pragma unroll
-            for (int u = 0; u < U; u++) {
-                cj[u] = scol[b & 1][t][u];
-                vj[u] = sval[b & 1][t][u];
-            }
+            load_shared16(scol[b & 1][t], cj);
+            load_shared16(sval[b & 1][t], vj);
             fma_rows<T, V, U>(src, cj, vj, cnt, lc.count, acc);
             if (b + 1 < batches) // the other buffer: read by every lane before the last __syncwarp
                 stage((int)((b + 1) & 1));
