@@ -472,10 +472,20 @@ static void whole_rows_shapes(void)
     A = build_csr(512, 4608, lens, SPX_INDEX_I32);
     if (A && batches_fit && di.sm_count >= 40)
         auto_plan_lacks(A, 1024, "staged 16 at a time", "512x4608 with a full row at N = 1024");
-    spx_matrix_destroy(A);
+    /* ... and where k < 1024 only if TILED would run at most one block an
+     * SM: a pruned 64 x 256 layer at 80 % sparsity at N = 4096 (TILED's 1 x
+     * 128 blocks of 32 columns, the batches' 2 x 64), run by AUTO, also at N
+     * = 4099 (rows off 16 bytes, a partial last tile) */
+    A = NULL;
+    CHECK_OK(g_ctx, spx_gen_pruned(g_ctx, 64, 256, 0.8, next_seed(), SPX_F32, SPX_INDEX_DEFAULT, &A));
+    if (A && batches_fit && 128 <= di.sm_count && 128 >= 0.9 * di.sm_count)
+        auto_plan_says(A, 4096, "staged 16 at a time", "pruned 64x256 at N = 4096");
+    static const int64_t n_small_k[] = {4096, 4099};
+    auto_runs(A, "pruned 64x256", n_small_k, 2);
     /* TILED keeps tiles of 32 columns where 64-row blocks of 64-column tiles
-     * would leave SMs idle: a pruned 128 x 1000 layer at 80 % sparsity
-     * (k < 1024: no batches) at N = 4096 would give 2 x 64 blocks */
+     * would leave SMs idle: a pruned 128 x 1000 layer at 80 % sparsity at N
+     * = 4096 would give 2 x 64 blocks (k < 1024 and TILED's 2 x 128 blocks
+     * of 32 columns pass one an SM: no batches) */
     A = NULL;
     CHECK_OK(g_ctx, spx_gen_pruned(g_ctx, 128, 1000, 0.8, next_seed(), SPX_F32, SPX_INDEX_DEFAULT, &A));
     if (A && gpu && 2 * 2 * 64 < 3 * di.sm_count)

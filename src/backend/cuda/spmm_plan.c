@@ -604,31 +604,39 @@ static batches_shape batches_shape_of(const cuda_plan *P)
  * columns, the entries staged 16 at a time in shared memory, 16 B row
  * segments in flight a lane) for f32 data at the exact precision, on
  * compute capability 9.0 and later (measured on an H100 alone; for sm_80
- * ptxas spills 32-48 bytes, 24-32 for sm_90), where N >= ROW_BATCHES_MIN_N;
- * k >= ROW_BATCHES_MIN_K; A holds ROW_BATCHES_MIN_DENSITY of its cells or more, so
- * that the 32 rows of a block share their B row segments in L1 (pruned
- * weights: sparser matrices with long rows, such as bands, meshes and graphs,
- * were not measured); a column tile's slice of B (k rows of 256 bytes) takes
- * at most ROW_BATCHES_L2_SHARE of the L2 cache, so that the gathers find it
- * there; the blocks (32 rows x 64 columns) make ROW_BATCHES_MIN_WAVES waves
- * at one block an SM; and the longest row is not a tail (row_batches_pay).
+ * ptxas spills 16-32 bytes, 0-24 for sm_90), where N >= ROW_BATCHES_MIN_N;
+ * k >= ROW_BATCHES_MIN_K, or TILED (which holds all of a smaller k's B
+ * tile) would run at most one block an SM at its narrowest tile; A holds
+ * ROW_BATCHES_MIN_DENSITY of its cells or more, so that the 32 rows of a
+ * block share their B row segments in L1 (pruned weights: sparser matrices
+ * with long rows, such as bands, meshes and graphs, were not measured); a
+ * column tile's slice of B (k rows of 256 bytes) takes at most
+ * ROW_BATCHES_L2_SHARE of the L2 cache, so that the gathers find it there;
+ * the blocks (32 rows x 64 columns) make ROW_BATCHES_MIN_WAVES waves at one
+ * block an SM; and the longest row is not a tail (row_batches_pay).
  * Forced on every DLMC layer at N = 256, 1024 and 4096 (H100, exact f32,
  * against AUTO without them; docs/PERFORMANCE.md), they won 1.04-1.19x on
  * the 256 x 1024, 128 x 1152 and 512 x 4608 layers from about one wave on
  * (1.15x on the 5 % 256 x 1024 one at N = 1024, whose longest row holds 2.2
  * times a team's share), and lost at N = 256 (0.49-0.84x where k >= 1024),
  * on half a wave (0.88-0.95x on 128 x 1152 at N = 1024), at k <= 512
- * (0.58-1.02x: TILED holds all of B's tile there) and at 2 % of the cells
- * (0.87x on 512 x 2048 at N = 1024). Against the rule before (TILED in 5 chunks or more, 128
- * entries a row, 1.5 waves), same call: 1.11x on the 17 DLMC products that
- * change (1.01-1.28x, but 0.92x on the 10 % 512 x 2048 layer at N = 1024,
- * which the batches' ordinary loads of B brought to 64.8 us against 65.7
- * before); generated pruned 1024 x 1024 1.08-1.33x at N = 1024, but 0.94x
- * at 20 % of the cells at N = 4096. */
+ * (0.58-1.02x: TILED holds all of B's tile there, two blocks an SM or more)
+ * but for the 64 x 256 layers at N = 4096 (1.18-1.31x: TILED's 128 blocks
+ * hold 8 warps an SM, the batches' 16), and at 2 % of the cells (0.87x on
+ * 512 x 2048 at N = 1024). Against the rule before (TILED in 5 chunks or
+ * more, 128 entries a row, 1.5 waves), same call: 1.11x on the 17 DLMC
+ * products that change (1.01-1.28x, but 0.92x on the 10 % 512 x 2048 layer
+ * at N = 1024, which the batches' ordinary loads of B brought to 64.8 us
+ * against 65.7 before); generated pruned 1024 x 1024 1.08-1.33x at N = 1024,
+ * but 0.94x at 20 % of the cells at N = 4096. The k < 1024 clause, against
+ * the rule without it: 1.12-1.29x on the three 64 x 256 layers at N = 4096,
+ * 1.13-1.41x on generated pruned layers of 64-128 rows and k = 256-1000 at
+ * N = 2048 and 4096 (all five it changed). */
 static bool row_batches_may_pay(spx_ctx *ctx, const cuda_plan *P)
 {
-    if (P->dtype != SPX_F32 || P->precision != SPX_PRECISION_EXACT || P->n < ROW_BATCHES_MIN_N ||
-        P->k < ROW_BATCHES_MIN_K || P->m <= 0 || spx__cuda(ctx)->info.cc_major < 9)
+    if (P->dtype != SPX_F32 || P->precision != SPX_PRECISION_EXACT || P->n < ROW_BATCHES_MIN_N || P->m <= 0 ||
+        spx__cuda(ctx)->info.cc_major < 9 ||
+        (P->k < ROW_BATCHES_MIN_K && tiled_blocks(P) > spx__cuda_sm_count(ctx)))
         return false;
     const double l2 = (double)spx__cuda(ctx)->info.l2_bytes;
     const batches_shape b = batches_shape_of(P);

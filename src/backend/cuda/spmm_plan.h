@@ -46,7 +46,8 @@
 #define ROW_RUNS_MIN_WAVES 4
 /* AUTO gives f32 rows teams that stage their entries in batches
  * (row_batches_pay in spmm_plan.c) at the exact precision where N >=
- * ROW_BATCHES_MIN_N and k >= ROW_BATCHES_MIN_K, A holds
+ * ROW_BATCHES_MIN_N and k >= ROW_BATCHES_MIN_K (or TILED would run one
+ * block an SM at most), A holds
  * ROW_BATCHES_MIN_DENSITY of its cells, a column tile's slice of B takes at
  * most ROW_BATCHES_L2_SHARE of the L2 cache, the blocks make
  * ROW_BATCHES_MIN_WAVES waves and the longest row holds at most
