@@ -582,18 +582,25 @@ static bool tiled_pays(spx_ctx *ctx, const cuda_plan *P, char *why, size_t whyle
     return true;
 }
 
-/* The batches' grid (32 rows x 64 columns a block), the bytes of a column
- * tile's slice of B (k rows of 64 f32 columns) and A's share of its cells
- * (m, k > 0). */
+/* The batches' grid (blocks of 512 threads, 32 rows x 64 columns; of 256,
+ * 16 rows, where 512 would not make ROW_BATCHES_MIN_WAVES waves), the bytes
+ * of a column tile's slice of B (k rows of 64 f32 columns) and A's share of
+ * its cells (m, k > 0). */
 typedef struct batches_shape {
+    int threads;
     int64_t rows, cols, tiles, blocks;
     double slice_bytes, density;
 } batches_shape;
-static batches_shape batches_shape_of(const cuda_plan *P)
+static batches_shape batches_shape_of(spx_ctx *ctx, const cuda_plan *P)
 {
-    batches_shape b = {512 / SPX_CUDA_BATCH_LANES, SPX_CUDA_BATCH_LANES * 4, 0, 0, 0, 0};
+    batches_shape b = {512, 512 / SPX_CUDA_BATCH_LANES, SPX_CUDA_BATCH_LANES * 4, 0, 0, 0, 0};
     b.tiles = (P->n + b.cols - 1) / b.cols;
     b.blocks = (P->m + b.rows - 1) / b.rows * b.tiles;
+    if ((double)b.blocks < ROW_BATCHES_MIN_WAVES * spx__cuda_sm_count(ctx)) {
+        b.threads = 256;
+        b.rows = 256 / SPX_CUDA_BATCH_LANES;
+        b.blocks = (P->m + b.rows - 1) / b.rows * b.tiles;
+    }
     b.slice_bytes = (double)P->k * (double)b.cols * 4.0;
     b.density = cell_share(P);
     return b;
@@ -605,62 +612,70 @@ static batches_shape batches_shape_of(const cuda_plan *P)
  * segments in flight a lane) for f32 data at the exact precision, on
  * compute capability 9.0 and later (measured on an H100 alone; for sm_80
  * ptxas spills 16-32 bytes, 0-24 for sm_90), where N >= ROW_BATCHES_MIN_N;
- * k >= ROW_BATCHES_MIN_K, or TILED (which holds all of a smaller k's B
- * tile) would run at most one block an SM at its narrowest tile; A holds
- * ROW_BATCHES_MIN_DENSITY of its cells or more, so that the 32 rows of a
- * block share their B row segments in L1 (pruned weights: sparser matrices
- * with long rows, such as bands, meshes and graphs, were not measured); a
- * column tile's slice of B (k rows of 256 bytes) takes at most
- * ROW_BATCHES_L2_SHARE of the L2 cache, so that the gathers find it there;
- * the blocks (32 rows x 64 columns) make ROW_BATCHES_MIN_WAVES waves at one
- * block an SM; and the longest row is not a tail (row_batches_pay).
- * Forced on every DLMC layer at N = 256, 1024 and 4096 (H100, exact f32,
- * against AUTO without them; docs/PERFORMANCE.md), they won 1.04-1.19x on
- * the 256 x 1024, 128 x 1152 and 512 x 4608 layers from about one wave on
- * (1.15x on the 5 % 256 x 1024 one at N = 1024, whose longest row holds 2.2
- * times a team's share), and lost at N = 256 (0.49-0.84x where k >= 1024),
- * on half a wave (0.88-0.95x on 128 x 1152 at N = 1024), at k <= 512
- * (0.58-1.02x: TILED holds all of B's tile there, two blocks an SM or more)
- * but for the 64 x 256 layers at N = 4096 (1.18-1.31x: TILED's 128 blocks
- * hold 8 warps an SM, the batches' 16), and at 2 % of the cells (0.87x on
- * 512 x 2048 at N = 1024). Against the rule before (TILED in 5 chunks or
- * more, 128 entries a row, 1.5 waves), same call: 1.11x on the 17 DLMC
- * products that change (1.01-1.28x, but 0.92x on the 10 % 512 x 2048 layer
- * at N = 1024, which the batches' ordinary loads of B brought to 64.8 us
- * against 65.7 before); generated pruned 1024 x 1024 1.08-1.33x at N = 1024,
- * but 0.94x at 20 % of the cells at N = 4096. The k < 1024 clause, against
- * the rule without it: 1.12-1.29x on the three 64 x 256 layers at N = 4096,
- * 1.13-1.41x on generated pruned layers of 64-128 rows and k = 256-1000 at
- * N = 2048 and 4096 (all five it changed). */
+ * k >= ROW_BATCHES_MIN_K, or A has at most ROW_BATCHES_FEW_ROWS rows, or
+ * TILED (which holds all of a smaller k's B tile) would run at most one
+ * block an SM at its narrowest tile; A holds ROW_BATCHES_MIN_DENSITY of its
+ * cells or more, so that the rows of a block share their B row segments in
+ * L1 (pruned weights: sparser matrices with long rows, such as bands, meshes
+ * and graphs, were not measured); a column tile's slice of B (k rows of 256
+ * bytes) takes at most ROW_BATCHES_L2_SHARE of the L2 cache, so that the
+ * gathers find it there; the blocks (batches_shape_of: 512 threads, else
+ * 256) make ROW_BATCHES_MIN_WAVES waves; and the longest row is not a tail
+ * (row_batches_pay). H100, exact f32 (docs/PERFORMANCE.md):
+ * - Forced (512 threads) on every DLMC layer at N = 256, 1024 and 4096,
+ *   against AUTO without them, they won 1.04-1.19x on the 256 x 1024, 128 x
+ *   1152 and 512 x 4608 layers from about one wave on, and lost at N = 256
+ *   (0.49-0.84x where k >= 1024), on half a wave (0.88-0.95x on 128 x 1152
+ *   at N = 1024), at 2 % of the cells (0.87x on 512 x 2048 at N = 1024) and
+ *   on the layers of 512 rows and more with k <= 512 (512 x 128, 512 x 512,
+ *   2048 x 512: 0.58-1.02x; TILED holds all of B's tile there, two blocks an
+ *   SM or more).
+ * - With k < 1024, against AUTO's choices before (TILED, the row kernels),
+ *   same call: 1.12-1.29x on the 64 x 256 layers at N = 4096; on generated
+ *   pruned layers of 32-256 rows and k = 256-1000 at N = 1024-8192, 18 of 56
+ *   products gained 1.05-1.44x (1.10-1.43x at N = 8192 on 32-128 rows, where
+ *   TILED has 256-512 blocks) and none lost more than 4 %.
+ * - Blocks of 256 threads where those of 512 make under 0.9 of a wave, on
+ *   the 128 x 1152 layers at N = 1024 (64 blocks of 512, 128 of 256) and 64
+ *   x 256 at N = 2048: 1.12-1.39x on four of the six, the other two level.
+ *   Forced where 512-thread blocks make 0.97 of a wave or more, they lost
+ *   (0.95-0.98x; 0.9x on 512 x 4608).
+ * - Against the rule of the fortieth round (TILED in 5 chunks or more, 128
+ *   entries a row, 1.5 waves), same call: 1.11x on the 17 DLMC products that
+ *   change (1.01-1.28x, but 0.92x on the 10 % 512 x 2048 layer at N = 1024,
+ *   which the batches' ordinary loads of B brought to 64.8 us against 65.7
+ *   before); generated pruned 1024 x 1024 1.08-1.33x at N = 1024, but 0.94x
+ *   at 20 % of the cells at N = 4096. */
 static bool row_batches_may_pay(spx_ctx *ctx, const cuda_plan *P)
 {
     if (P->dtype != SPX_F32 || P->precision != SPX_PRECISION_EXACT || P->n < ROW_BATCHES_MIN_N || P->m <= 0 ||
         spx__cuda(ctx)->info.cc_major < 9 ||
-        (P->k < ROW_BATCHES_MIN_K && tiled_blocks(P) > spx__cuda_sm_count(ctx)))
+        (P->k < ROW_BATCHES_MIN_K && P->m > ROW_BATCHES_FEW_ROWS && tiled_blocks(P) > spx__cuda_sm_count(ctx)))
         return false;
     const double l2 = (double)spx__cuda(ctx)->info.l2_bytes;
-    const batches_shape b = batches_shape_of(P);
+    const batches_shape b = batches_shape_of(ctx, P);
     return b.density >= ROW_BATCHES_MIN_DENSITY && l2 > 0 && b.slice_bytes <= ROW_BATCHES_L2_SHARE * l2 &&
            (double)b.blocks >= ROW_BATCHES_MIN_WAVES * spx__cuda_sm_count(ctx);
 }
 
 /* ... and, once the bins are built, the longest row holds at most
  * ROW_BATCHES_MAX_TAIL times a team's share of the entries (over every
- * column tile, a block of teams an SM): a team serves its row alone */
-static bool row_batches_pay(spx_ctx *ctx, const cuda_plan *P, char *why, size_t whylen)
+ * column tile, a block of teams an SM): a team serves its row alone. The
+ * threads a block, else 0. */
+static int row_batches_pay(spx_ctx *ctx, const cuda_plan *P, char *why, size_t whylen)
 {
-    const batches_shape b = batches_shape_of(P);
+    const batches_shape b = batches_shape_of(ctx, P);
     const double share = (double)P->csr.nnz * (double)b.tiles / ((double)spx__cuda_sm_count(ctx) * (double)b.rows);
     if ((double)P->max_row > ROW_BATCHES_MAX_TAIL * share)
-        return false;
+        return 0;
     snprintf(why, whylen,
              "a team of %d lanes per row and column tile of %lld, the row's entries staged %d at a time in shared "
-             "memory and %d B row segments in flight a lane, %lld rows a block of 512 threads (%lld blocks), because "
+             "memory and %d B row segments in flight a lane, %lld rows a block of %d threads (%lld blocks), because "
              "A holds %.1f%% of its cells (a block's rows share B's rows in L1), k = %lld and a tile's slice of B "
              "(%.1f MB) stays in the L2 cache",
              SPX_CUDA_BATCH_LANES, (long long)b.cols, SPX_CUDA_ROW_BATCH, SPX_CUDA_ROW_BATCH, (long long)b.rows,
-             (long long)b.blocks, 100.0 * b.density, (long long)P->k, b.slice_bytes / 1e6);
-    return true;
+             b.threads, (long long)b.blocks, 100.0 * b.density, (long long)P->k, b.slice_bytes / 1e6);
+    return b.threads;
 }
 
 /* Bytes of op(A)'s device CSR (values, int32 columns, int64 offsets). */
