@@ -639,7 +639,7 @@ static batches_shape batches_shape_of(spx_ctx *ctx, const cuda_plan *P)
  *   the 128 x 1152 layers at N = 1024 (64 blocks of 512, 128 of 256) and 64
  *   x 256 at N = 2048: 1.12-1.39x on four of the six, the other two level.
  *   Forced where 512-thread blocks make 0.97 of a wave or more, they lost
- *   (0.95-0.98x; 0.9x on 512 x 4608).
+ *   (0.95-0.99x on five of six; 0.9x on 512 x 4608).
  * - Against the rule of the fortieth round (TILED in 5 chunks or more, 128
  *   entries a row, 1.5 waves), same call: 1.11x on the 17 DLMC products that
  *   change (1.01-1.28x, but 0.92x on the 10 % 512 x 2048 layer at N = 1024,
