@@ -418,8 +418,9 @@ static void whole_rows_shapes(void)
      * pruned 512 x 1000 layer at 90 % sparsity and N = 4096 needs chunks of k
      * (1001 rows of a 128-byte tile pass half an SM's shared memory, and its
      * 8 x 128 blocks are too many for wide ones); AUTO takes TILED with 64
-     * columns a tile (k < 1024 and 512 rows: no rows in batches, below) (the
-     * forced tile widths with k in chunks: tile_width_cases below) */
+     * columns a tile (no rows in batches, below: k < 1024, 512 rows and
+     * TILED's 8 x 128 blocks pass one an SM) (the forced tile widths with k in
+     * chunks: tile_width_cases below) */
     static const int64_t n_double[] = {130};
     int64_t half_sm = di.smem_per_sm / 2 - 1024; /* TILED's budget a block (tiled_smem_budget) */
     half_sm = half_sm > di.smem_per_block_optin ? di.smem_per_block_optin : half_sm < 48 * 1024 ? 48 * 1024 : half_sm;
@@ -429,11 +430,12 @@ static void whole_rows_shapes(void)
         auto_plan_says(A, 4096, "rows x 64 columns", "pruned 512x1000 at N = 4096");
     shape_matrix(A, "pruned 512x1000", SPX_CSR, NULL, n_double, 1);
     /* Rows in batches (row_batches_pay in the CUDA plan, compute capability
-     * 9.0 on; k >= 1024 or at most 128 rows, 4 % of the cells or more, about
-     * a wave of blocks of 32 rows x 64 columns, B's 64-column slice within a
-     * quarter of L2): a
-     * pruned 512 x 2048 layer at 90 % sparsity (205 entries a row, all in one
-     * bin: no row list) at N = 4096, run by AUTO; a 256 x 1024 one at 95 % at
+     * 9.0 on; k >= 1024, or k >= 256 with at most 128 rows or TILED at one
+     * block an SM at most; 4 % of the cells or more, about a wave of blocks of
+     * 32 rows x 64 columns (or of 16, where those would not make one), B's
+     * 64-column slice within a quarter of L2): a pruned 512 x 2048 layer at
+     * 90 % sparsity (205 entries a row, all in one bin: no row list) at N =
+     * 4096, run by AUTO; a 256 x 1024 one at 95 % at
      * N = 1024 and 1031 (8 x 16 and 8 x 17 blocks), run by AUTO; a 512 x 4608
      * one at 95 % (230 a row) at N = 1024 (16 x 16 blocks), every algorithm,
      * also at N = 1031 (rows off 16 bytes: spread lanes, a partial last tile),
@@ -473,14 +475,16 @@ static void whole_rows_shapes(void)
     A = build_csr(512, 4608, lens, SPX_INDEX_I32);
     if (A && batches_fit && di.sm_count >= 40)
         auto_plan_lacks(A, 1024, "staged 16 at a time", "512x4608 with a full row at N = 1024");
-    /* ... and where k < 1024 on matrices of at most 128 rows: a pruned 64 x
+    spx_matrix_destroy(A);
+    /* ... and where 256 <= k < 1024 on matrices of at most 128 rows: a pruned 64 x
      * 256 layer at 80 % sparsity at N = 4096 (2 x 64 blocks of 512 threads),
      * run by AUTO, also at N = 4099 (rows off 16 bytes, a partial last tile);
      * or where TILED would run one block an SM at most: a pruned 256 x 512
      * layer at 90 % at N = 1024 (TILED's 4 x 32 blocks, the batches' 8 x
      * 16); blocks of 256 threads where those of 512 would not make 0.9 of a
-     * wave: a pruned 128 x 1152 layer at N = 1024 (8 x 16 blocks of 16 rows,
-     * where 4 x 16 of 32 would leave SMs idle), also at N = 1031 */
+     * wave: a pruned 120 x 1152 layer at N = 1024 (8 x 16 blocks of 16 rows,
+     * the last of 8, where 4 x 16 of 32 would leave SMs idle), also at N =
+     * 1031 */
     A = NULL;
     CHECK_OK(g_ctx, spx_gen_pruned(g_ctx, 64, 256, 0.8, next_seed(), SPX_F32, SPX_INDEX_DEFAULT, &A));
     if (A && batches_fit && 128 >= 0.9 * di.sm_count)
@@ -493,14 +497,14 @@ static void whole_rows_shapes(void)
         auto_plan_says(A, 1024, "32 rows a block of 512 threads", "pruned 256x512 at N = 1024");
     auto_runs(A, "pruned 256x512", n_batches, 1);
     A = NULL;
-    CHECK_OK(g_ctx, spx_gen_pruned(g_ctx, 128, 1152, 0.8, next_seed(), SPX_F32, SPX_INDEX_DEFAULT, &A));
+    CHECK_OK(g_ctx, spx_gen_pruned(g_ctx, 120, 1152, 0.8, next_seed(), SPX_F32, SPX_INDEX_DEFAULT, &A));
     if (A && batches_fit && 64 < 0.9 * di.sm_count && 128 >= 0.9 * di.sm_count)
-        auto_plan_says(A, 1024, "16 rows a block of 256 threads", "pruned 128x1152 at N = 1024");
-    auto_runs(A, "pruned 128x1152", n_batches, 2);
+        auto_plan_says(A, 1024, "16 rows a block of 256 threads", "pruned 120x1152 at N = 1024");
+    auto_runs(A, "pruned 120x1152", n_batches, 2);
     /* TILED keeps tiles of 32 columns where 64-row blocks of 64-column tiles
      * would leave SMs idle: a pruned 192 x 1000 layer at 80 % sparsity at N
-     * = 4096 would give 3 x 64 blocks (k < 1024 and over 128 rows: no
-     * batches) */
+     * = 4096 would give 3 x 64 blocks (no batches: k < 1024, over 128 rows
+     * and TILED's 3 x 128 blocks pass one an SM) */
     A = NULL;
     CHECK_OK(g_ctx, spx_gen_pruned(g_ctx, 192, 1000, 0.8, next_seed(), SPX_F32, SPX_INDEX_DEFAULT, &A));
     if (A && gpu && 2 * 3 * 64 < 3 * di.sm_count)

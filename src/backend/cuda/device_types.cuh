@@ -212,8 +212,10 @@ __device__ __forceinline__ lane_cols lane_cols_of(int64_t tile, int G, int glane
 // the gather loops). ldb_bytes = ldb * sizeof(T) < 2^32 (checked by the host).
 // MAD: as one mad.wide.u32 in inline PTX, which the compiler keeps as it is
 // (in C it may fold bcol's own offset into the sum: 4 instructions an
-// address). H100: 1.03x on the batches (forced on 68 DLMC products), but
-// in the other row kernels it moved spills and times by -4 to +5 %.
+// address); ordinary loads from such an address are generic (ld, not
+// ld.global). H100, the two together: 1.03x on the batches (forced on 68
+// DLMC products); in the other row kernels they moved spills and times by
+// -4 to +5 %.
 template <bool MAD = false, typename T>
 __device__ __forceinline__ const T *b_row(const T *bcol, int c, uint32_t ldb_bytes)
 {

@@ -591,16 +591,19 @@ typedef struct batches_shape {
     int64_t rows, cols, tiles, blocks;
     double slice_bytes, density;
 } batches_shape;
+static int64_t batches_blocks(const cuda_plan *P, int threads, int64_t tiles)
+{
+    const int64_t rows = threads / SPX_CUDA_BATCH_LANES;
+    return (P->m + rows - 1) / rows * tiles;
+}
 static batches_shape batches_shape_of(spx_ctx *ctx, const cuda_plan *P)
 {
-    batches_shape b = {512, 512 / SPX_CUDA_BATCH_LANES, SPX_CUDA_BATCH_LANES * 4, 0, 0, 0, 0};
+    batches_shape b = {0};
+    b.cols = SPX_CUDA_BATCH_LANES * 4;
     b.tiles = (P->n + b.cols - 1) / b.cols;
-    b.blocks = (P->m + b.rows - 1) / b.rows * b.tiles;
-    if ((double)b.blocks < ROW_BATCHES_MIN_WAVES * spx__cuda_sm_count(ctx)) {
-        b.threads = 256;
-        b.rows = 256 / SPX_CUDA_BATCH_LANES;
-        b.blocks = (P->m + b.rows - 1) / b.rows * b.tiles;
-    }
+    b.threads = (double)batches_blocks(P, 512, b.tiles) >= ROW_BATCHES_MIN_WAVES * spx__cuda_sm_count(ctx) ? 512 : 256;
+    b.rows = b.threads / SPX_CUDA_BATCH_LANES;
+    b.blocks = batches_blocks(P, b.threads, b.tiles);
     b.slice_bytes = (double)P->k * (double)b.cols * 4.0;
     b.density = cell_share(P);
     return b;
@@ -612,9 +615,10 @@ static batches_shape batches_shape_of(spx_ctx *ctx, const cuda_plan *P)
  * segments in flight a lane) for f32 data at the exact precision, on
  * compute capability 9.0 and later (measured on an H100 alone; for sm_80
  * ptxas spills 16-32 bytes, 0-24 for sm_90), where N >= ROW_BATCHES_MIN_N;
- * k >= ROW_BATCHES_MIN_K, or A has at most ROW_BATCHES_FEW_ROWS rows, or
- * TILED (which holds all of a smaller k's B tile) would run at most one
- * block an SM at its narrowest tile; A holds ROW_BATCHES_MIN_DENSITY of its
+ * k >= ROW_BATCHES_MIN_K, or k >= ROW_BATCHES_SMALL_K (smaller k was not
+ * measured) and either A has at most ROW_BATCHES_FEW_ROWS rows or TILED
+ * (which holds all of a smaller k's B tile) would run at most one block an
+ * SM at its narrowest tile; A holds ROW_BATCHES_MIN_DENSITY of its
  * cells or more, so that the rows of a block share their B row segments in
  * L1 (pruned weights: sparser matrices with long rows, such as bands, meshes
  * and graphs, were not measured); a column tile's slice of B (k rows of 256
@@ -631,10 +635,11 @@ static batches_shape batches_shape_of(spx_ctx *ctx, const cuda_plan *P)
  *   2048 x 512: 0.58-1.02x; TILED holds all of B's tile there, two blocks an
  *   SM or more).
  * - With k < 1024, against AUTO's choices before (TILED, the row kernels),
- *   same call: 1.12-1.29x on the 64 x 256 layers at N = 4096; on generated
- *   pruned layers of 32-256 rows and k = 256-1000 at N = 1024-8192, 18 of 56
- *   products gained 1.05-1.44x (1.10-1.43x at N = 8192 on 32-128 rows, where
- *   TILED has 256-512 blocks) and none lost more than 4 %.
+ *   same call: 1.17-1.23x on the 64 x 256 layers at N = 4096; on generated
+ *   pruned layers of 32-256 rows (k = 256-1000, and 128 x 1152) at N =
+ *   1024-8192, with the 256-thread blocks below, 18 of 56 products gained
+ *   1.05-1.44x (1.10-1.43x at N = 8192 on 32-128 rows, where TILED has
+ *   256-512 blocks) and none lost more than 4 %.
  * - Blocks of 256 threads where those of 512 make under 0.9 of a wave, on
  *   the 128 x 1152 layers at N = 1024 (64 blocks of 512, 128 of 256) and 64
  *   x 256 at N = 2048: 1.12-1.39x on four of the six, the other two level.
@@ -649,7 +654,7 @@ static batches_shape batches_shape_of(spx_ctx *ctx, const cuda_plan *P)
 static bool row_batches_may_pay(spx_ctx *ctx, const cuda_plan *P)
 {
     if (P->dtype != SPX_F32 || P->precision != SPX_PRECISION_EXACT || P->n < ROW_BATCHES_MIN_N || P->m <= 0 ||
-        spx__cuda(ctx)->info.cc_major < 9 ||
+        P->k < ROW_BATCHES_SMALL_K || spx__cuda(ctx)->info.cc_major < 9 ||
         (P->k < ROW_BATCHES_MIN_K && P->m > ROW_BATCHES_FEW_ROWS && tiled_blocks(P) > spx__cuda_sm_count(ctx)))
         return false;
     const double l2 = (double)spx__cuda(ctx)->info.l2_bytes;
@@ -660,8 +665,10 @@ static bool row_batches_may_pay(spx_ctx *ctx, const cuda_plan *P)
 
 /* ... and, once the bins are built, the longest row holds at most
  * ROW_BATCHES_MAX_TAIL times a team's share of the entries (over every
- * column tile, a block of teams an SM): a team serves its row alone. The
- * threads a block, else 0. */
+ * column tile, one block of teams an SM: the 256-thread blocks come where
+ * the 512-thread ones would not make 0.9 of a wave, so they too number
+ * about one an SM): a team serves its row alone. The threads a block, else
+ * 0. */
 static int row_batches_pay(spx_ctx *ctx, const cuda_plan *P, char *why, size_t whylen)
 {
     const batches_shape b = batches_shape_of(ctx, P);

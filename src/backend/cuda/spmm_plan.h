@@ -46,13 +46,15 @@
 #define ROW_RUNS_MIN_WAVES 4
 /* AUTO gives f32 rows teams that stage their entries in batches
  * (row_batches_pay in spmm_plan.c) at the exact precision where N >=
- * ROW_BATCHES_MIN_N and k >= ROW_BATCHES_MIN_K, m <= ROW_BATCHES_FEW_ROWS or
- * TILED would run one block an SM at most, A holds ROW_BATCHES_MIN_DENSITY of its cells, a column tile's slice of B
- * takes at most ROW_BATCHES_L2_SHARE of the L2 cache, the blocks make
- * ROW_BATCHES_MIN_WAVES waves and the longest row holds at most
- * ROW_BATCHES_MAX_TAIL times a team's share of the entries */
+ * ROW_BATCHES_MIN_N; k >= ROW_BATCHES_MIN_K, or k >= ROW_BATCHES_SMALL_K and
+ * either m <= ROW_BATCHES_FEW_ROWS or TILED would run one block an SM at
+ * most; A holds ROW_BATCHES_MIN_DENSITY of its cells; a column tile's slice
+ * of B takes at most ROW_BATCHES_L2_SHARE of the L2 cache; the blocks (512
+ * threads, else 256) make ROW_BATCHES_MIN_WAVES waves; and the longest row
+ * holds at most ROW_BATCHES_MAX_TAIL times a team's share of the entries */
 #define ROW_BATCHES_MIN_N 1024
 #define ROW_BATCHES_MIN_K 1024
+#define ROW_BATCHES_SMALL_K 256
 #define ROW_BATCHES_FEW_ROWS 128
 #define ROW_BATCHES_MIN_DENSITY 0.04
 #define ROW_BATCHES_L2_SHARE 0.25

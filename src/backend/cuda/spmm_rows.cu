@@ -160,14 +160,15 @@ __global__ void __launch_bounds__(128, sizeof(T) == 4 ? 10 : 1) row_runs_kernel(
 
 // BATCHES: a team of L = SPX_CUDA_BATCH_LANES lanes per row and column tile
 // (blockIdx.y), BT / L rows a block of BT threads (512, one block an SM, or
-// 256, two), up to 128 registers. The team stages its row's entries U = SPX_CUDA_ROW_BATCH at
-// a time in shared memory, double-buffered: the next batch's loads are in
-// flight while this one's U B row segments are, all issued before their
-// FMAs. rows_kernel broadcasts entries with two shuffles each and keeps
-// SPX_SPMM_IN_FLIGHT segments in flight; on long rows of narrow matrices at
-// large N that left it behind cuSPARSE's csrmm_v3, whose SASS shows this
-// structure (ncu; H100, DLMC layers of 512 rows: docs/PERFORMANCE.md; 8 a
-// batch, or each register reloaded right after its FMA, were 1.3-2x slower).
+// 256, two), up to 128 registers. The team stages its row's entries U =
+// SPX_CUDA_ROW_BATCH at a time in shared memory, double-buffered: the next
+// batch's loads are in flight while this one's U B row segments are, all
+// issued before their FMAs. rows_kernel broadcasts entries with two shuffles
+// each and keeps SPX_SPMM_IN_FLIGHT segments in flight; on long rows of
+// narrow matrices at large N that left it behind cuSPARSE's csrmm_v3, whose
+// SASS shows this structure (ncu; H100, DLMC layers of 512 rows:
+// docs/PERFORMANCE.md; 8 a batch, or each register reloaded right after its
+// FMA, were 1.3-2x slower).
 template <typename T, typename TB, int V, bool SPREAD, int BT>
 __global__ void __launch_bounds__(BT, 512 / BT) row_batches_kernel(const rows_params<T, TB> p)
 {
@@ -441,7 +442,8 @@ extern "C" cudaError_t spx__cuda_launch_row_batches(const spx_cuda_csr *A, const
 {
     if (nrows <= 0 || d->n <= 0)
         return cudaSuccess;
-    if (d->dtype != SPX_F32 || d->b_round || (threads != 512 && threads != 256)) /* planned for f32 data alone */
+    /* planned for f32 data alone, in blocks of 512 or 256 threads */
+    if (d->dtype != SPX_F32 || d->b_round || (threads != 512 && threads != 256))
         return cudaErrorInvalidValue;
     if (threads == 256)
         return d->vec > 1 ? launch_row_batches_t<float, 4, false, 256>(A, rows, nrows, d)
