@@ -116,25 +116,31 @@ if [ $sanitize = 1 ]; then
     note "sanitizer memcheck spx spmm (row runs on rounded B): ERRORS (see sanitizer.log)"
   fi
   cat "$lap/u8.log" >> "$OUT/sanitizer.log"
-  # AUTO's rows in batches (exact f32, compute capability 9.0 on): pruned
-  # 512 x 4608 (blocks of 512 threads) and 120 x 1152 (of 256, on 76-151
-  # SMs) layers at N = 1031 (lanes spread over B's rows off 16 bytes, a
-  # partial last tile), through the CLI, checked
+  # The rows in batches (exact f32, compute capability 9.0 on), through the
+  # CLI, checked: AUTO on a pruned 512 x 4608 layer at N = 1031 (blocks of
+  # 512 threads, 16 entries a batch; lanes spread over B's rows off 16 bytes,
+  # a partial last tile) and on a 192 x 1152 one at 90 % at N = 1031 (of 256,
+  # 16 a batch, two an SM, on 114-203 SMs); forced on the first at N = 255
+  # (of 256, 32 a batch, one an SM, on 119-132 SMs; AUTO takes them from N =
+  # 256)
   build-gpu/spx gen pruned --rows 512 --cols 4608 --sparsity 0.95 --out "$lap/p.mtx" > /dev/null
-  build-gpu/spx gen pruned --rows 120 --cols 1152 --sparsity 0.8 --out "$lap/q.mtx" > /dev/null
-  for mtx in p q; do
-    want='a block of 512 threads'; [ $mtx = q ] && want='a block of 256 threads'
+  build-gpu/spx gen pruned --rows 192 --cols 1152 --sparsity 0.9 --out "$lap/q.mtx" > /dev/null
+  while read -r mtx n alg want; do
     for tool in memcheck racecheck; do
-      if compute-sanitizer --tool $tool --error-exitcode 99 build-gpu/spx spmm "$lap/$mtx.mtx" --n 1031 \
-           --backend cuda --explain --check --beta 0.5 > "$lap/p.log" 2>&1; then
-        note "sanitizer $tool spx spmm (rows in batches, $mtx.mtx): clean$(grep -q "$want" "$lap/p.log" ||
-          echo ", but AUTO did not take the batches in $want on this GPU")"
+      if compute-sanitizer --tool $tool --error-exitcode 99 build-gpu/spx spmm "$lap/$mtx.mtx" --n $n --alg $alg \
+           --backend cuda --explain --check --beta 0.5 < /dev/null > "$lap/p.log" 2>&1; then
+        note "sanitizer $tool spx spmm (rows in batches, $mtx.mtx, N = $n, $alg): clean$(grep -q "$want" "$lap/p.log" ||
+          echo ", but the plan is not the batches' ($want) on this GPU")"
       else
-        note "sanitizer $tool spx spmm (rows in batches, $mtx.mtx): ERRORS (see sanitizer.log)"
+        note "sanitizer $tool spx spmm (rows in batches, $mtx.mtx, N = $n, $alg): ERRORS (see sanitizer.log)"
       fi
       cat "$lap/p.log" >> "$OUT/sanitizer.log"
     done
-  done
+  done <<'EOF_BATCHES'
+p 1031 auto staged 16 at a time in shared memory and 16 B row segments in flight a lane, 32 rows a block of 512 threads
+q 1031 auto staged 16 at a time in shared memory and 16 B row segments in flight a lane, 16 rows a block of 256 threads (204 blocks, 2 an SM)
+p 255 row_batches staged 32 at a time in shared memory and 32 B row segments in flight a lane, 16 rows a block of 256 threads
+EOF_BATCHES
   # BSR: AUTO on whole 16 x 16 blocks (clipped at the edges) on CUDA cores and
   # on tensor cores, and a BSR input of 16 x 32 blocks whose last block
   # column's second half starts past k = 997, through the CLI, checked

@@ -79,7 +79,7 @@ static bool parse_algs(const char *s, bench_opts *o)
 {
     o->nalgs = 0;
     if (strcmp(s, "all") == 0) {
-        for (int a = SPX_SPMM_AUTO; a <= SPX_SPMM_BAND; a++)
+        for (int a = SPX_SPMM_AUTO; a <= SPX_SPMM_ROW_BATCHES; a++)
             o->algs[o->nalgs++] = (spx_spmm_alg)a;
         return true;
     }
@@ -91,7 +91,7 @@ static bool parse_algs(const char *s, bench_opts *o)
         snprintf(name, sizeof name, "%.*s", (int)(len < sizeof name ? len : sizeof name - 1), p);
         if (spx_spmm_alg_from_name(name, &alg) != SPX_OK) {
             cli_usage_error("unknown algorithm '%s' (auto, row_split, warp_row, block_row, "
-                            "merge_path, sell, bsr, outer, gather_tc, tiled, dense, band, or all)", name);
+                            "merge_path, sell, bsr, outer, gather_tc, tiled, dense, band, row_batches, or all)", name);
             return false;
         }
         if (o->nalgs == BENCH_MAX_ALGS) {

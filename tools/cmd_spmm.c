@@ -71,7 +71,7 @@ int cmd_spmm(int argc, char **argv)
     const char *algname = cli_str(&a, "alg", "auto"), *precname = cli_str(&a, "precision", "exact");
     if (spx_spmm_alg_from_name(algname, &so.alg) != SPX_OK) {
         cli_usage_error("unknown algorithm '%s' (auto, row_split, warp_row, block_row, merge_path, sell, bsr, "
-                        "outer, gather_tc, tiled, dense, band)", algname);
+                        "outer, gather_tc, tiled, dense, band, row_batches)", algname);
         return CLI_USAGE;
     }
     if (spx_precision_from_name(precname, &so.precision) != SPX_OK) {

@@ -24,7 +24,8 @@ static const char *const dtype_names[] = {"default", "f32", "f64", "f16", "bf16"
 static const char *const format_names[] = {"default", "coo", "csr", "csc", "bsr", "sell"};
 static const char *const backend_names[] = {"auto", "ref", "cpu", "cuda"};
 static const char *const alg_names[] = {"auto", "row_split", "warp_row", "block_row", "merge_path",
-                                        "sell", "bsr", "outer", "gather_tc", "tiled", "dense", "band"};
+                                        "sell", "bsr", "outer", "gather_tc", "tiled", "dense", "band",
+                                        "row_batches"};
 static const char *const precision_names[] = {"exact", "tf32", "bf16", "f16"};
 
 #define COUNT(a) ((int)(sizeof(a) / sizeof((a)[0])))

@@ -401,7 +401,8 @@ static void whole_rows_shapes(void)
         run_shape(&t64, SPX_OP_NONE, SPX_F64, 130, 1);
     tmat_free(&t64);
     /* TILED in wide blocks (tiled_wide in the CUDA plan): a pruned 256 x
-     * 1024 layer at N = 1000 gives 4 x 32 blocks of 64 rows, and k = 1024
+     * 1024 layer at 97 % sparsity (under the 4 % of the cells the rows in
+     * batches need) at N = 1000 gives 4 x 32 blocks of 64 rows, and k = 1024
      * rows of a 128-byte tile miss half an SM's shared memory but fit a whole
      * one's (H100: 113 and 227 KB): AUTO takes 512-thread blocks with every
      * row in pieces where those 128 blocks make one wave (128-256 SMs: AUTO
@@ -409,7 +410,7 @@ static void whole_rows_shapes(void)
     static const int64_t n_wide[] = {1000};
     const int64_t sms = di.sm_count;
     A = NULL;
-    CHECK_OK(g_ctx, spx_gen_pruned(g_ctx, 256, 1024, 0.9, next_seed(), SPX_F32, SPX_INDEX_DEFAULT, &A));
+    CHECK_OK(g_ctx, spx_gen_pruned(g_ctx, 256, 1024, 0.97, next_seed(), SPX_F32, SPX_INDEX_DEFAULT, &A));
     if (A && gpu && ((sms >= 128 && sms <= 256) || (sms > 64 && sms <= 85)) &&
         di.smem_per_block_optin >= 1025 * 128 && 1025 * 128 > di.smem_per_sm / 2 - 1024)
         auto_plan_says(A, 1000, "every row in 2 pieces", "pruned 256x1024 wide tiled");
@@ -430,10 +431,10 @@ static void whole_rows_shapes(void)
         auto_plan_says(A, 4096, "rows x 64 columns", "pruned 512x1000 at N = 4096");
     shape_matrix(A, "pruned 512x1000", SPX_CSR, NULL, n_double, 1);
     /* Rows in batches (row_batches_pay in the CUDA plan, compute capability
-     * 9.0 on; k >= 1024, or k >= 256 with at most 128 rows or TILED at one
-     * block an SM at most; 4 % of the cells or more, about a wave of blocks of
-     * 32 rows x 64 columns (or of 16, where those would not make one), B's
-     * 64-column slice within a quarter of L2): a pruned 512 x 2048 layer at
+     * 9.0 on; N >= 256; k >= 1024, or k >= 128 with at most 128 rows or TILED
+     * at one block an SM at most; 4 % of the cells or more, about a wave of
+     * blocks of 32 rows x 64 columns (or of 16, where those would not make
+     * one), B's 64-column slice within a quarter of L2): a pruned 512 x 2048 layer at
      * 90 % sparsity (205 entries a row, all in one bin: no row list) at N =
      * 4096, run by AUTO; a 256 x 1024 one at 95 % at
      * N = 1024 and 1031 (8 x 16 and 8 x 17 blocks), run by AUTO; a 512 x 4608
@@ -501,6 +502,45 @@ static void whole_rows_shapes(void)
     if (A && batches_fit && 64 < 0.9 * di.sm_count && 128 >= 0.9 * di.sm_count)
         auto_plan_says(A, 1024, "16 rows a block of 256 threads", "pruned 120x1152 at N = 1024");
     auto_runs(A, "pruned 120x1152", n_batches, 2);
+    /* The 256-thread blocks stage 32 entries a batch, one block an SM, where
+     * they number at most the SMs, else 16, two blocks an SM: a pruned 512 x
+     * 4608 layer at 95 % sparsity at N = 256 (32 x 4 blocks) and N = 255
+     * (spread lanes, a partial last tile); a pruned 768 x 3072 one at
+     * 90 % at N = 256 (48 x 4), AUTO alone, also at N = 259; every algorithm
+     * on the first */
+    A = NULL;
+    CHECK_OK(g_ctx, spx_gen_pruned(g_ctx, 512, 4608, 0.95, next_seed(), SPX_F32, SPX_INDEX_DEFAULT, &A));
+    if (A && batches_fit && 64 < 0.9 * di.sm_count && 128 >= 0.9 * di.sm_count && 128 <= di.sm_count)
+        auto_plan_says(A, 256, "staged 32 at a time in shared memory and 32 B row segments in flight a lane, 16 rows a "
+                       "block of 256 threads (128 blocks, 1 an SM)", "pruned 512x4608 at N = 256");
+    static const int64_t n_256[] = {256, 255}, n_256_odd[] = {256, 259};
+    shape_matrix(A, "pruned 512x4608 (N = 256)", SPX_CSR, NULL, n_256, 2);
+    A = NULL;
+    CHECK_OK(g_ctx, spx_gen_pruned(g_ctx, 768, 3072, 0.9, next_seed(), SPX_F32, SPX_INDEX_DEFAULT, &A));
+    if (A && batches_fit && 96 < 0.9 * di.sm_count && 192 > di.sm_count)
+        auto_plan_says(A, 256, "staged 16 at a time in shared memory and 16 B row segments in flight a lane, 16 rows a "
+                       "block of 256 threads (192 blocks, 2 an SM)", "pruned 768x3072 at N = 256");
+    auto_runs(A, "pruned 768x3072", n_256_odd, 2);
+    /* A longest row of at most 128 entries is no tail (ROW_BATCHES_SHORT_ROW),
+     * however many times a team's share it holds: at N = 256 (the blocks as
+     * above), 512 x 128 with rows of 8 entries and one of 120 (a team's share,
+     * 4208 x 4 / (16 x SMs), is under 40 from 27 SMs) takes the batches, every
+     * algorithm checked; 512 x 256 with rows of 16 and one of 200 (share
+     * 8376 x 4 / (16 x SMs), under 67 from 32 SMs) does not */
+    for (int i = 0; i < 512; i++)
+        lens[i] = i == 77 ? 120 : 8;
+    A = build_csr(512, 128, lens, SPX_INDEX_I32);
+    const bool one_wave_256 = batches_fit && 64 < 0.9 * di.sm_count && 128 >= 0.9 * di.sm_count;
+    if (A && one_wave_256 && 128 <= di.sm_count)
+        auto_plan_says(A, 256, "staged 32 at a time", "512x128 8/row and one of 120 at N = 256");
+    static const int64_t n_short[] = {256};
+    shape_matrix(A, "512x128 8/row and one of 120", SPX_CSR, NULL, n_short, 1);
+    for (int i = 0; i < 512; i++)
+        lens[i] = i == 77 ? 200 : 16;
+    A = build_csr(512, 256, lens, SPX_INDEX_I32);
+    if (A && one_wave_256 && di.sm_count >= 32)
+        auto_plan_lacks(A, 256, "staged", "512x256 16/row and one of 200 at N = 256");
+    spx_matrix_destroy(A);
     /* TILED keeps tiles of 32 columns where 64-row blocks of 64-column tiles
      * would leave SMs idle: a pruned 192 x 1000 layer at 80 % sparsity at N
      * = 4096 would give 3 x 64 blocks (no batches: k < 1024, over 128 rows

@@ -90,12 +90,12 @@ cudaError_t spx__cuda_launch_row_runs(const spx_cuda_csr *A, const int32_t *rows
                                       const spx_cuda_dense_args *d);
 /* f32 only: a team of SPX_CUDA_BATCH_LANES lanes (four columns each) per
  * row of the list (rows[0 .. nrows), NULL: 0, 1, ...) and column tile,
- * threads / SPX_CUDA_BATCH_LANES rows a block of `threads` (512 or 256), the
- * row's entries staged SPX_CUDA_ROW_BATCH at a time in shared memory. */
+ * threads / SPX_CUDA_BATCH_LANES rows a block, the row's entries staged
+ * `batch` at a time in shared memory: 512 threads and 16 entries, one block
+ * an SM; 256 and 32, one block an SM; or 256 and 16, two blocks an SM. */
 #define SPX_CUDA_BATCH_LANES 16
-#define SPX_CUDA_ROW_BATCH 16
 cudaError_t spx__cuda_launch_row_batches(const spx_cuda_csr *A, const int32_t *rows, int64_t nrows, int threads,
-                                         const spx_cuda_dense_args *d);
+                                         int batch, const spx_cuda_dense_args *d);
 /* Several warps per row (rows[offset .. offset + nrows)), fixed-order reduction. */
 cudaError_t spx__cuda_launch_block_rows(const spx_cuda_csr *A, const int32_t *rows, int64_t offset,
                                         int64_t nrows, int warps, int group,

@@ -583,12 +583,14 @@ static bool tiled_pays(spx_ctx *ctx, const cuda_plan *P, char *why, size_t whyle
 }
 
 /* The batches' grid (blocks of 512 threads, 32 rows x 64 columns; of 256,
- * 16 rows, where 512 would not make ROW_BATCHES_MIN_WAVES waves), the bytes
- * of a column tile's slice of B (k rows of 64 f32 columns) and A's share of
- * its cells (m, k > 0). */
+ * 16 rows, where 512 would not make ROW_BATCHES_MIN_WAVES waves), the entries
+ * a batch (16 in blocks of 512, one an SM; in blocks of 256, 32 where they
+ * number at most the SMs, one an SM, else 16, two an SM), the rows resident
+ * on an SM, the bytes of a column tile's slice of B (k rows of 64 f32
+ * columns) and A's share of its cells (m, k > 0). */
 typedef struct batches_shape {
-    int threads;
-    int64_t rows, cols, tiles, blocks;
+    int threads, batch;
+    int64_t rows, cols, tiles, blocks, resident_rows;
     double slice_bytes, density;
 } batches_shape;
 static int64_t batches_blocks(const cuda_plan *P, int threads, int64_t tiles)
@@ -598,23 +600,37 @@ static int64_t batches_blocks(const cuda_plan *P, int threads, int64_t tiles)
 }
 static batches_shape batches_shape_of(spx_ctx *ctx, const cuda_plan *P)
 {
+    const int64_t sms = spx__cuda_sm_count(ctx);
     batches_shape b = {0};
     b.cols = SPX_CUDA_BATCH_LANES * 4;
     b.tiles = (P->n + b.cols - 1) / b.cols;
-    b.threads = (double)batches_blocks(P, 512, b.tiles) >= ROW_BATCHES_MIN_WAVES * spx__cuda_sm_count(ctx) ? 512 : 256;
+    b.threads = (double)batches_blocks(P, 512, b.tiles) >= ROW_BATCHES_MIN_WAVES * (double)sms ? 512 : 256;
     b.rows = b.threads / SPX_CUDA_BATCH_LANES;
     b.blocks = batches_blocks(P, b.threads, b.tiles);
+    b.batch = b.threads == 256 && b.blocks <= sms ? 32 : 16;
+    b.resident_rows = b.threads == 256 && b.batch == 16 ? 2 * b.rows : b.rows;
     b.slice_bytes = (double)P->k * (double)b.cols * 4.0;
     b.density = cell_share(P);
     return b;
 }
 
+/* The batches' shape in words; returns the length written. */
+static int describe_row_batches(const batches_shape *b, char *why, size_t whylen)
+{
+    return snprintf(why, whylen,
+                    "a team of %d lanes per row and column tile of %lld, the row's entries staged %d at a time in "
+                    "shared memory and %d B row segments in flight a lane, %lld rows a block of %d threads (%lld "
+                    "blocks, %d an SM)",
+                    SPX_CUDA_BATCH_LANES, (long long)b->cols, b->batch, b->batch, (long long)b->rows, b->threads,
+                    (long long)b->blocks, b->resident_rows > b->rows ? 2 : 1);
+}
+
 /* AUTO gives every row a team of the row kernels' BATCHES
  * (row_batches_kernel in spmm_rows.cu: a team of 16 lanes a row and 64
- * columns, the entries staged 16 at a time in shared memory, 16 B row
- * segments in flight a lane) for f32 data at the exact precision, on
+ * columns, the entries staged 16 or 32 at a time in shared memory, as many
+ * B row segments in flight a lane) for f32 data at the exact precision, on
  * compute capability 9.0 and later (measured on an H100 alone; for sm_80
- * ptxas spills 16-32 bytes, 0-24 for sm_90), where N >= ROW_BATCHES_MIN_N;
+ * ptxas spills 0-32 bytes, 0-24 for sm_90), where N >= ROW_BATCHES_MIN_N;
  * k >= ROW_BATCHES_MIN_K, or k >= ROW_BATCHES_SMALL_K (smaller k was not
  * measured) and either A has at most ROW_BATCHES_FEW_ROWS rows or TILED
  * (which holds all of a smaller k's B tile) would run at most one block an
@@ -650,7 +666,16 @@ static batches_shape batches_shape_of(spx_ctx *ctx, const cuda_plan *P)
  *   change (1.01-1.28x, but 0.92x on the 10 % 512 x 2048 layer at N = 1024,
  *   which the batches' ordinary loads of B brought to 64.8 us against 65.7
  *   before); generated pruned 1024 x 1024 1.08-1.33x at N = 1024, but 0.94x
- *   at 20 % of the cells at N = 4096. */
+ *   at 20 % of the cells at N = 4096.
+ * - N from 256 (from 1024 before), k from 128 (from 256), with 32 entries
+ *   a batch in the 256-thread blocks that number at most the SMs, and short
+ *   longest rows let through (row_batches_pay), against AUTO before, same
+ *   call, four runs: DLMC 1.039x at N = 256, 1.110x at N = 512, 1.019x over
+ *   N = 256 / 1024 / 4096 (the 512 x 4608 layers at N = 256 1.09-1.27x, at
+ *   N = 512 1.32-1.72x; 512 x 128, 512 x 512, 256 x 1024 1.1-1.4x); pruned
+ *   layers of 96-4096 rows 1.133x at N = 256, 1.260x at N = 512. Where the
+ *   256-thread blocks outnumber the SMs, two blocks of 16 a batch an SM beat
+ *   one of 32 (1.06-1.22x on pruned 160-896-row layers). */
 static bool row_batches_may_pay(spx_ctx *ctx, const cuda_plan *P)
 {
     if (P->dtype != SPX_F32 || P->precision != SPX_PRECISION_EXACT || P->n < ROW_BATCHES_MIN_N || P->m <= 0 ||
@@ -665,23 +690,26 @@ static bool row_batches_may_pay(spx_ctx *ctx, const cuda_plan *P)
 
 /* ... and, once the bins are built, the longest row holds at most
  * ROW_BATCHES_MAX_TAIL times a team's share of the entries (over every
- * column tile, one block of teams an SM: the 256-thread blocks come where
- * the 512-thread ones would not make 0.9 of a wave, so they too number
- * about one an SM): a team serves its row alone. The threads a block, else
- * 0. */
+ * column tile, the rows resident on the SMs at once: the blocks number about
+ * a wave where they are chosen) or at most ROW_BATCHES_SHORT_ROW entries: a
+ * team serves its row alone, and a row of a few batches is no tail (H100,
+ * the 512 x 128 DLMC layers at N = 256 and 512, whose longest rows of 39-80
+ * entries are 3-6 times a team's share: 1.1-1.3x over AUTO's other choices;
+ * the 512 x 2048 ones, 484 and 1179 entries, 6 and 12 times: 0.74-0.89x). The
+ * threads a block, else 0. */
 static int row_batches_pay(spx_ctx *ctx, const cuda_plan *P, char *why, size_t whylen)
 {
     const batches_shape b = batches_shape_of(ctx, P);
-    const double share = (double)P->csr.nnz * (double)b.tiles / ((double)spx__cuda_sm_count(ctx) * (double)b.rows);
-    if ((double)P->max_row > ROW_BATCHES_MAX_TAIL * share)
+    const double share =
+        (double)P->csr.nnz * (double)b.tiles / ((double)spx__cuda_sm_count(ctx) * (double)b.resident_rows);
+    if ((double)P->max_row > ROW_BATCHES_MAX_TAIL * share && P->max_row > ROW_BATCHES_SHORT_ROW)
         return 0;
-    snprintf(why, whylen,
-             "a team of %d lanes per row and column tile of %lld, the row's entries staged %d at a time in shared "
-             "memory and %d B row segments in flight a lane, %lld rows a block of %d threads (%lld blocks), because "
-             "A holds %.1f%% of its cells (a block's rows share B's rows in L1), k = %lld and a tile's slice of B "
-             "(%.1f MB) stays in the L2 cache",
-             SPX_CUDA_BATCH_LANES, (long long)b.cols, SPX_CUDA_ROW_BATCH, SPX_CUDA_ROW_BATCH, (long long)b.rows,
-             b.threads, (long long)b.blocks, 100.0 * b.density, (long long)P->k, b.slice_bytes / 1e6);
+    const int len = describe_row_batches(&b, why, whylen);
+    if (len < (int)whylen)
+        snprintf(why + len, whylen - (size_t)len,
+                 ", because A holds %.1f%% of its cells (a block's rows share B's rows in L1), k = %lld and a tile's "
+                 "slice of B (%.1f MB) stays in the L2 cache",
+                 100.0 * b.density, (long long)P->k, b.slice_bytes / 1e6);
     return b.threads;
 }
 
@@ -1188,7 +1216,10 @@ static void choose_bin_kernels(spx_ctx *ctx, cuda_plan *P)
                      (b >= (small ? 2 : 3) && B->nrows * P->group < 4 * resident_threads))
                 B->team = 32;
         }
-        B->alg = B->warps ? SPX_SPMM_BLOCK_ROW : B->team == 32 ? SPX_SPMM_WARP_ROW : SPX_SPMM_ROW_SPLIT;
+        B->alg = P->row_batches ? SPX_SPMM_ROW_BATCHES
+                 : B->warps     ? SPX_SPMM_BLOCK_ROW
+                 : B->team == 32 ? SPX_SPMM_WARP_ROW
+                                 : SPX_SPMM_ROW_SPLIT;
     }
 }
 
@@ -1375,6 +1406,23 @@ spx_status spx__cuda_spmm_plan_create(spx_ctx *ctx, const spx_spmm_args *a, void
         if (!(s = prepare_csr(ctx, P, A, &P->csr)))
             s = spx__plan_prepare_dense(ctx, P, A, why, sizeof why);
         break;
+    case SPX_SPMM_ROW_BATCHES: /* forced: the shape AUTO would give them */
+        if (P->dtype != SPX_F32 || P->precision != SPX_PRECISION_EXACT) {
+            s = spx__fail(ctx, SPX_ERR_UNSUPPORTED,
+                          "row_batches: f32 data at the exact precision only (got %s data, precision %s)",
+                          spx_dtype_name(P->dtype), spx_precision_name(P->precision));
+            break;
+        }
+        if ((s = prepare_csr(ctx, P, A, &P->csr)) || (s = build_bins(ctx, P, bounds)))
+            break;
+        if (P->m > 0) {
+            const batches_shape b = batches_shape_of(ctx, P);
+            P->row_batches = b.threads;
+            P->row_batch = b.batch;
+            describe_row_batches(&b, why, sizeof why);
+        }
+        choose_bin_kernels(ctx, P);
+        break;
     case SPX_SPMM_BAND: {
         double traffic;
         if (!(s = prepare_csr(ctx, P, A, &P->csr)))
@@ -1428,6 +1476,7 @@ spx_status spx__cuda_spmm_plan_create(spx_ctx *ctx, const spx_spmm_args *a, void
                 break;
             binned = true;
             if ((P->row_batches = row_batches_pay(ctx, P, why, sizeof why))) {
+                P->row_batch = batches_shape_of(ctx, P).batch;
                 choose_bin_kernels(ctx, P);
                 break;
             }
@@ -1478,7 +1527,8 @@ spx_status spx__cuda_spmm_plan_create(spx_ctx *ctx, const spx_spmm_args *a, void
         return s;
     }
     const bool row_kernels = P->alg == SPX_SPMM_AUTO || P->alg == SPX_SPMM_ROW_SPLIT ||
-                             P->alg == SPX_SPMM_WARP_ROW || P->alg == SPX_SPMM_BLOCK_ROW;
+                             P->alg == SPX_SPMM_WARP_ROW || P->alg == SPX_SPMM_BLOCK_ROW ||
+                             P->alg == SPX_SPMM_ROW_BATCHES;
     if (row_kernels && !(P->b_round = row_kernels_round_b(ctx, P, &s)) && s) {
         spx__cuda_spmm_plan_destroy(P);
         return s;

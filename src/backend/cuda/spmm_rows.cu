@@ -159,21 +159,25 @@ __global__ void __launch_bounds__(128, sizeof(T) == 4 ? 10 : 1) row_runs_kernel(
 }
 
 // BATCHES: a team of L = SPX_CUDA_BATCH_LANES lanes per row and column tile
-// (blockIdx.y), BT / L rows a block of BT threads (512, one block an SM, or
-// 256, two), up to 128 registers. The team stages its row's entries U =
-// SPX_CUDA_ROW_BATCH at a time in shared memory, double-buffered: the next
-// batch's loads are in flight while this one's U B row segments are, all
-// issued before their FMAs. rows_kernel broadcasts entries with two shuffles
-// each and keeps SPX_SPMM_IN_FLIGHT segments in flight; on long rows of
-// narrow matrices at large N that left it behind cuSPARSE's csrmm_v3, whose
-// SASS shows this structure (ncu; H100, DLMC layers of 512 rows:
+// (blockIdx.y), BT / L rows a block of BT threads. The team stages its row's
+// entries U at a time in shared memory, double-buffered: the next batch's
+// loads are in flight while this one's U B row segments are, all issued
+// before their FMAs. rows_kernel broadcasts entries with two shuffles each and
+// keeps SPX_SPMM_IN_FLIGHT segments in flight; on long rows of narrow
+// matrices at large N that left it behind cuSPARSE's csrmm_v3, whose SASS
+// shows this structure (ncu; H100, DLMC layers of 512 rows:
 // docs/PERFORMANCE.md; 8 a batch, or each register reloaded right after its
-// FMA, were 1.3-2x slower).
-template <typename T, typename TB, int V, bool SPREAD, int BT>
-__global__ void __launch_bounds__(BT, 512 / BT) row_batches_kernel(const rows_params<T, TB> p)
+// FMA, were 1.3-2x slower). Shapes (the plan's): 512 threads and U = 16, one
+// block an SM (128 registers); 256 and 32, one block an SM (up to 255
+// registers), where the blocks are few, as csrmm_v3 does (1.16x over 16 on
+// the DLMC layers at N = 256); 256 and 16, two blocks an SM. Whole batches
+// without a test before each load and FMA ran 1-4 % slower.
+template <typename T, typename TB, int V, bool SPREAD, int BT, int U>
+__global__ void __launch_bounds__(BT, BT * U >= 8192 ? 1 : 8192 / (BT * U))
+    row_batches_kernel(const rows_params<T, TB> p)
 {
     typedef typename acc_of<T>::type A;
-    constexpr int L = SPX_CUDA_BATCH_LANES, U = SPX_CUDA_ROW_BATCH, ROWS = BT / L;
+    constexpr int L = SPX_CUDA_BATCH_LANES, ROWS = BT / L;
     static_assert(L <= 32 && U % L == 0, "a team within a warp; each lane stages U / L entries");
     __shared__ __align__(16) int scol[2][ROWS][U];
     __shared__ __align__(16) A sval[2][ROWS][U];
@@ -377,7 +381,7 @@ cudaError_t launch_row_runs_t(const spx_cuda_csr *A, const int32_t *rows, int64_
     return cudaGetLastError();
 }
 
-template <typename T, int V, bool SPREAD, int BT>
+template <typename T, int V, bool SPREAD, int BT, int U>
 cudaError_t launch_row_batches_t(const spx_cuda_csr *A, const int32_t *rows, int64_t nrows, const spx_cuda_dense_args *d)
 {
     rows_params<T> p = csr_params<T, T>(A, rows, d, SPX_CUDA_BATCH_LANES);
@@ -385,7 +389,7 @@ cudaError_t launch_row_batches_t(const spx_cuda_csr *A, const int32_t *rows, int
     const int64_t blocks = (nrows * SPX_CUDA_BATCH_LANES + BT - 1) / BT;
     if (blocks > 0x7fffffff)
         return cudaErrorInvalidConfiguration;
-    row_batches_kernel<T, T, V, SPREAD, BT>
+    row_batches_kernel<T, T, V, SPREAD, BT, U>
         <<<dim3((unsigned)blocks, grid_y(d->n, (int64_t)SPX_CUDA_BATCH_LANES * V)), BT, 0, d->stream>>>(p);
     return cudaGetLastError();
 }
@@ -438,18 +442,24 @@ extern "C" cudaError_t spx__cuda_launch_row_runs(const spx_cuda_csr *A, const in
 }
 
 extern "C" cudaError_t spx__cuda_launch_row_batches(const spx_cuda_csr *A, const int32_t *rows, int64_t nrows,
-                                                    int threads, const spx_cuda_dense_args *d)
+                                                    int threads, int batch, const spx_cuda_dense_args *d)
 {
     if (nrows <= 0 || d->n <= 0)
         return cudaSuccess;
-    /* planned for f32 data alone, in blocks of 512 or 256 threads */
-    if (d->dtype != SPX_F32 || d->b_round || (threads != 512 && threads != 256))
+    /* planned for f32 data alone */
+    if (d->dtype != SPX_F32 || d->b_round)
         return cudaErrorInvalidValue;
-    if (threads == 256)
-        return d->vec > 1 ? launch_row_batches_t<float, 4, false, 256>(A, rows, nrows, d)
-                          : launch_row_batches_t<float, 4, true, 256>(A, rows, nrows, d);
-    return d->vec > 1 ? launch_row_batches_t<float, 4, false, 512>(A, rows, nrows, d)
-                      : launch_row_batches_t<float, 4, true, 512>(A, rows, nrows, d);
+#define CALL(BT, U)                                                                                                   \
+    (d->vec > 1 ? launch_row_batches_t<float, 4, false, BT, U>(A, rows, nrows, d)                                     \
+                : launch_row_batches_t<float, 4, true, BT, U>(A, rows, nrows, d))
+    if (threads == 512 && batch == 16)
+        return CALL(512, 16);
+    if (threads == 256 && batch == 32)
+        return CALL(256, 32);
+    if (threads == 256 && batch == 16)
+        return CALL(256, 16);
+#undef CALL
+    return cudaErrorInvalidValue;
 }
 
 extern "C" cudaError_t spx__cuda_launch_sell(const spx_cuda_sell *A, int group, const spx_cuda_dense_args *d)
