@@ -60,7 +60,7 @@ grep -hE '^(gpu |spmm |spgemm |summary)' "$OUT/tests.log" | tail -n 30 >> "$summ
 smoke_fail=0; smoke_skip=0; smoke_n=0
 for m in data/cora.mtx data/1138_bus.mtx ${data:+$data/suitesparse/bcsstk13.mtx $data/dnn/graphchallenge/n1024-l1.mtx}; do
   [ -f "$m" ] || continue
-  for alg in auto row_split warp_row block_row merge_path sell bsr outer gather_tc tiled dense band; do
+  for alg in auto row_split warp_row block_row merge_path sell bsr outer gather_tc tiled dense band row_batches; do
     for n in 1 33 128; do
       prec=exact; case $alg in gather_tc) prec=tf32 ;; esac
       smoke_n=$((smoke_n + 1))
@@ -121,8 +121,8 @@ if [ $sanitize = 1 ]; then
   # 512 threads, 16 entries a batch; lanes spread over B's rows off 16 bytes,
   # a partial last tile) and on a 192 x 1152 one at 90 % at N = 1031 (of 256,
   # 16 a batch, two an SM, on 114-203 SMs); forced on the first at N = 255
-  # (of 256, 32 a batch, one an SM, on 119-132 SMs; AUTO takes them from N =
-  # 256)
+  # (of 256, 32 a batch, one an SM, on 128 SMs or more; AUTO takes them from
+  # N = 256)
   build-gpu/spx gen pruned --rows 512 --cols 4608 --sparsity 0.95 --out "$lap/p.mtx" > /dev/null
   build-gpu/spx gen pruned --rows 192 --cols 1152 --sparsity 0.9 --out "$lap/q.mtx" > /dev/null
   while read -r mtx n alg want; do
@@ -130,7 +130,7 @@ if [ $sanitize = 1 ]; then
       if compute-sanitizer --tool $tool --error-exitcode 99 build-gpu/spx spmm "$lap/$mtx.mtx" --n $n --alg $alg \
            --backend cuda --explain --check --beta 0.5 < /dev/null > "$lap/p.log" 2>&1; then
         note "sanitizer $tool spx spmm (rows in batches, $mtx.mtx, N = $n, $alg): clean$(grep -q "$want" "$lap/p.log" ||
-          echo ", but the plan is not the batches' ($want) on this GPU")"
+          echo ", but the plan is not this shape of the batches ($want) on this GPU")"
       else
         note "sanitizer $tool spx spmm (rows in batches, $mtx.mtx, N = $n, $alg): ERRORS (see sanitizer.log)"
       fi

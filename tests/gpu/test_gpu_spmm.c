@@ -227,19 +227,26 @@ static void shape_matrix(spx_matrix *A, const char *name, spx_format fmt,
     tmat_free(&t);
 }
 
-/* AUTO alone on A (op N, f32) at each of ns, its plan run on the first. */
-static void auto_runs(spx_matrix *A, const char *name, const int64_t *ns, int nn)
+/* The algorithms `algs` (bits) on A (op N, f32) at each of ns, their plans
+ * run on the first. */
+static void algs_run(spx_matrix *A, const char *name, const int64_t *ns, int nn, unsigned algs)
 {
     tmat t;
     if (tmat_make(&t, A, SPX_CSR, NULL, name))
         for (int i = 0; i < nn; i++) {
             tcase c = case_make(&t, SPX_OP_NONE, SPX_F32, ns[i]);
-            c.algs = 1u << SPX_SPMM_AUTO;
+            c.algs = algs;
             if (i == 0)
                 case_plan_runs(&c);
             run_case(&c, 0);
         }
     tmat_free(&t);
+}
+
+/* AUTO alone on A (op N, f32) at each of ns, its plan run on the first. */
+static void auto_runs(spx_matrix *A, const char *name, const int64_t *ns, int nn)
+{
+    algs_run(A, name, ns, nn, 1u << SPX_SPMM_AUTO);
 }
 
 /* Operand layouts, leading dimensions, misaligned starts and alpha/beta on
@@ -318,6 +325,17 @@ static void tile_width_cases(tmat *t, spx_dtype dt, spx_spmm_alg alg, int64_t pl
                 case_plan_runs(&c);
             run_case(&c, 0);
         }
+}
+
+/* 512 rows or fewer of `len` entries each, but row rows / 2 of `long_len`. */
+static spx_matrix *one_long_row(int64_t rows, int64_t cols, int64_t len, int64_t long_len)
+{
+    int64_t lens[512];
+    if (rows > 512)
+        return NULL;
+    for (int64_t i = 0; i < rows; i++)
+        lens[i] = i == rows / 2 ? long_len : len;
+    return build_csr(rows, cols, lens, SPX_INDEX_I32);
 }
 
 /* Fails unless AUTO's plan for A at N (op N, A's value type) says `says`
@@ -471,13 +489,11 @@ static void whole_rows_shapes(void)
     /* ... but not where one row is a tail: 511 rows of 230 entries and one
      * of 4608 (more than three times a team's share, 3 x 122000 x 16 / (32
      * x SMs), from 40 SMs) */
-    for (int i = 0; i < 512; i++)
-        lens[i] = i == 300 ? 4608 : 230;
-    A = build_csr(512, 4608, lens, SPX_INDEX_I32);
+    A = one_long_row(512, 4608, 230, 4608);
     if (A && batches_fit && di.sm_count >= 40)
         auto_plan_lacks(A, 1024, "staged 16 at a time", "512x4608 with a full row at N = 1024");
     spx_matrix_destroy(A);
-    /* ... and where 256 <= k < 1024 on matrices of at most 128 rows: a pruned 64 x
+    /* ... and where 128 <= k < 1024 on matrices of at most 128 rows: a pruned 64 x
      * 256 layer at 80 % sparsity at N = 4096 (2 x 64 blocks of 512 threads),
      * run by AUTO, also at N = 4099 (rows off 16 bytes, a partial last tile);
      * or where TILED would run one block an SM at most: a pruned 256 x 512
@@ -504,41 +520,38 @@ static void whole_rows_shapes(void)
     auto_runs(A, "pruned 120x1152", n_batches, 2);
     /* The 256-thread blocks stage 32 entries a batch, one block an SM, where
      * they number at most the SMs, else 16, two blocks an SM: a pruned 512 x
-     * 4608 layer at 95 % sparsity at N = 256 (32 x 4 blocks) and N = 255
-     * (spread lanes, a partial last tile); a pruned 768 x 3072 one at
-     * 90 % at N = 256 (48 x 4), AUTO alone, also at N = 259; every algorithm
-     * on the first */
+     * 4608 layer at 95 % sparsity at N = 256 (32 x 4 blocks), every
+     * algorithm, also at N = 255 (spread lanes, a partial last tile; AUTO
+     * takes the batches from N = 256, so there only the forced ones); a
+     * pruned 768 x 3072 one at 90 % at N = 256 (48 x 4), AUTO and the forced
+     * batches, also at N = 255 */
     A = NULL;
     CHECK_OK(g_ctx, spx_gen_pruned(g_ctx, 512, 4608, 0.95, next_seed(), SPX_F32, SPX_INDEX_DEFAULT, &A));
     if (A && batches_fit && 64 < 0.9 * di.sm_count && 128 >= 0.9 * di.sm_count && 128 <= di.sm_count)
         auto_plan_says(A, 256, "staged 32 at a time in shared memory and 32 B row segments in flight a lane, 16 rows a "
                        "block of 256 threads (128 blocks, 1 an SM)", "pruned 512x4608 at N = 256");
-    static const int64_t n_256[] = {256, 255}, n_256_odd[] = {256, 259};
+    static const int64_t n_256[] = {256, 255};
     shape_matrix(A, "pruned 512x4608 (N = 256)", SPX_CSR, NULL, n_256, 2);
     A = NULL;
     CHECK_OK(g_ctx, spx_gen_pruned(g_ctx, 768, 3072, 0.9, next_seed(), SPX_F32, SPX_INDEX_DEFAULT, &A));
     if (A && batches_fit && 96 < 0.9 * di.sm_count && 192 > di.sm_count)
         auto_plan_says(A, 256, "staged 16 at a time in shared memory and 16 B row segments in flight a lane, 16 rows a "
                        "block of 256 threads (192 blocks, 2 an SM)", "pruned 768x3072 at N = 256");
-    auto_runs(A, "pruned 768x3072", n_256_odd, 2);
+    algs_run(A, "pruned 768x3072", n_256, 2, 1u << SPX_SPMM_AUTO | 1u << SPX_SPMM_ROW_BATCHES);
     /* A longest row of at most 128 entries is no tail (ROW_BATCHES_SHORT_ROW),
      * however many times a team's share it holds: at N = 256 (the blocks as
      * above), 512 x 128 with rows of 8 entries and one of 120 (a team's share,
-     * 4208 x 4 / (16 x SMs), is under 40 from 27 SMs) takes the batches, every
-     * algorithm checked; 512 x 256 with rows of 16 and one of 200 (share
-     * 8376 x 4 / (16 x SMs), under 67 from 32 SMs) does not */
-    for (int i = 0; i < 512; i++)
-        lens[i] = i == 77 ? 120 : 8;
-    A = build_csr(512, 128, lens, SPX_INDEX_I32);
+     * at most 4208 x 4 / (16 x SMs), is under 15 on the 72 SMs or more that
+     * these blocks need) takes the batches, every algorithm checked; 512 x
+     * 256 with rows of 16 and one of 200 (share under 30) does not */
+    A = one_long_row(512, 128, 8, 120);
     const bool one_wave_256 = batches_fit && 64 < 0.9 * di.sm_count && 128 >= 0.9 * di.sm_count;
     if (A && one_wave_256 && 128 <= di.sm_count)
         auto_plan_says(A, 256, "staged 32 at a time", "512x128 8/row and one of 120 at N = 256");
     static const int64_t n_short[] = {256};
     shape_matrix(A, "512x128 8/row and one of 120", SPX_CSR, NULL, n_short, 1);
-    for (int i = 0; i < 512; i++)
-        lens[i] = i == 77 ? 200 : 16;
-    A = build_csr(512, 256, lens, SPX_INDEX_I32);
-    if (A && one_wave_256 && di.sm_count >= 32)
+    A = one_long_row(512, 256, 16, 200);
+    if (A && one_wave_256)
         auto_plan_lacks(A, 256, "staged", "512x256 16/row and one of 200 at N = 256");
     spx_matrix_destroy(A);
     /* TILED keeps tiles of 32 columns where 64-row blocks of 64-column tiles

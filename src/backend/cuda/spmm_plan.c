@@ -585,12 +585,12 @@ static bool tiled_pays(spx_ctx *ctx, const cuda_plan *P, char *why, size_t whyle
 /* The batches' grid (blocks of 512 threads, 32 rows x 64 columns; of 256,
  * 16 rows, where 512 would not make ROW_BATCHES_MIN_WAVES waves), the entries
  * a batch (16 in blocks of 512, one an SM; in blocks of 256, 32 where they
- * number at most the SMs, one an SM, else 16, two an SM), the rows resident
- * on an SM, the bytes of a column tile's slice of B (k rows of 64 f32
- * columns) and A's share of its cells (m, k > 0). */
+ * number at most the SMs, one an SM, else 16, two an SM), the blocks an SM,
+ * the bytes of a column tile's slice of B (k rows of 64 f32 columns) and A's
+ * share of its cells (0 where m or k is 0). */
 typedef struct batches_shape {
-    int threads, batch;
-    int64_t rows, cols, tiles, blocks, resident_rows;
+    int threads, batch, blocks_per_sm;
+    int64_t rows, cols, tiles, blocks;
     double slice_bytes, density;
 } batches_shape;
 static int64_t batches_blocks(const cuda_plan *P, int threads, int64_t tiles)
@@ -608,9 +608,9 @@ static batches_shape batches_shape_of(spx_ctx *ctx, const cuda_plan *P)
     b.rows = b.threads / SPX_CUDA_BATCH_LANES;
     b.blocks = batches_blocks(P, b.threads, b.tiles);
     b.batch = b.threads == 256 && b.blocks <= sms ? 32 : 16;
-    b.resident_rows = b.threads == 256 && b.batch == 16 ? 2 * b.rows : b.rows;
+    b.blocks_per_sm = SPX_CUDA_BATCH_BLOCKS_PER_SM(b.threads, b.batch);
     b.slice_bytes = (double)P->k * (double)b.cols * 4.0;
-    b.density = cell_share(P);
+    b.density = P->m > 0 && P->k > 0 ? cell_share(P) : 0.0;
     return b;
 }
 
@@ -622,7 +622,7 @@ static int describe_row_batches(const batches_shape *b, char *why, size_t whylen
                     "shared memory and %d B row segments in flight a lane, %lld rows a block of %d threads (%lld "
                     "blocks, %d an SM)",
                     SPX_CUDA_BATCH_LANES, (long long)b->cols, b->batch, b->batch, (long long)b->rows, b->threads,
-                    (long long)b->blocks, b->resident_rows > b->rows ? 2 : 1);
+                    (long long)b->blocks, b->blocks_per_sm);
 }
 
 /* AUTO gives every row a team of the row kernels' BATCHES
@@ -689,28 +689,28 @@ static bool row_batches_may_pay(spx_ctx *ctx, const cuda_plan *P)
 }
 
 /* ... and, once the bins are built, the longest row holds at most
- * ROW_BATCHES_MAX_TAIL times a team's share of the entries (over every
- * column tile, the rows resident on the SMs at once: the blocks number about
- * a wave where they are chosen) or at most ROW_BATCHES_SHORT_ROW entries: a
- * team serves its row alone, and a row of a few batches is no tail (H100,
+ * ROW_BATCHES_MAX_TAIL times a team's share of the entries (the entries
+ * of every column tile over the teams resident on the SMs at once) or at
+ * most ROW_BATCHES_SHORT_ROW entries: a team serves its row alone, and a
+ * row of a few batches is no tail (H100,
  * the 512 x 128 DLMC layers at N = 256 and 512, whose longest rows of 39-80
  * entries are 3-6 times a team's share: 1.1-1.3x over AUTO's other choices;
- * the 512 x 2048 ones, 484 and 1179 entries, 6 and 12 times: 0.74-0.89x). The
- * threads a block, else 0. */
-static int row_batches_pay(spx_ctx *ctx, const cuda_plan *P, char *why, size_t whylen)
+ * the 512 x 2048 ones, 484 and 1179 entries, 6 and 12 times: 0.74-0.89x).
+ * Their shape in *out. */
+static bool row_batches_pay(spx_ctx *ctx, const cuda_plan *P, batches_shape *out, char *why, size_t whylen)
 {
-    const batches_shape b = batches_shape_of(ctx, P);
-    const double share =
-        (double)P->csr.nnz * (double)b.tiles / ((double)spx__cuda_sm_count(ctx) * (double)b.resident_rows);
+    const batches_shape b = *out = batches_shape_of(ctx, P);
+    const double resident = (double)spx__cuda_sm_count(ctx) * (double)(b.rows * b.blocks_per_sm);
+    const double share = (double)P->csr.nnz * (double)b.tiles / resident;
     if ((double)P->max_row > ROW_BATCHES_MAX_TAIL * share && P->max_row > ROW_BATCHES_SHORT_ROW)
-        return 0;
+        return false;
     const int len = describe_row_batches(&b, why, whylen);
     if (len < (int)whylen)
         snprintf(why + len, whylen - (size_t)len,
                  ", because A holds %.1f%% of its cells (a block's rows share B's rows in L1), k = %lld and a tile's "
                  "slice of B (%.1f MB) stays in the L2 cache",
                  100.0 * b.density, (long long)P->k, b.slice_bytes / 1e6);
-    return b.threads;
+    return true;
 }
 
 /* Bytes of op(A)'s device CSR (values, int32 columns, int64 offsets). */
@@ -1202,7 +1202,9 @@ static void choose_bin_kernels(spx_ctx *ctx, cuda_plan *P)
         B->team = P->group;
         B->warps = 0;
         switch (P->alg) {
-        case SPX_SPMM_ROW_SPLIT: break;
+        case SPX_SPMM_ROW_SPLIT:
+        case SPX_SPMM_ROW_BATCHES: /* every row in the one launch of batches (none where m is 0) */
+            break;
         case SPX_SPMM_WARP_ROW: B->team = 32; break;
         case SPX_SPMM_BLOCK_ROW: B->warps = HUGE_ROW_WARPS; break;
         default: /* AUTO */
@@ -1475,8 +1477,10 @@ spx_status spx__cuda_spmm_plan_create(spx_ctx *ctx, const spx_spmm_args *a, void
             if ((s = build_bins(ctx, P, bounds)))
                 break;
             binned = true;
-            if ((P->row_batches = row_batches_pay(ctx, P, why, sizeof why))) {
-                P->row_batch = batches_shape_of(ctx, P).batch;
+            batches_shape b;
+            if (row_batches_pay(ctx, P, &b, why, sizeof why)) {
+                P->row_batches = b.threads;
+                P->row_batch = b.batch;
                 choose_bin_kernels(ctx, P);
                 break;
             }

@@ -11,7 +11,7 @@
 // index. BLOCK_ROW puts several such warps on one row and adds them through
 // shared memory; SELL uses the same loop over SELL-C-sigma slices; RUNS
 // gives each warp several adjacent rows of the list; BATCHES stages each
-// row's entries in shared memory, 16 at a time. A row's entries end at
+// row's entries in shared memory, 16 or 32 at a time. A row's entries end at
 // row_end[r] (rowptr[r + 1] unless A is a slab of columns). B's values are of
 // TB: T, or at the bf16 and f16 precisions f32 data's B rounded to 16 bits
 // (half the bytes of each gathered segment; A's values are rounded alike).
@@ -173,8 +173,7 @@ __global__ void __launch_bounds__(128, sizeof(T) == 4 ? 10 : 1) row_runs_kernel(
 // the DLMC layers at N = 256); 256 and 16, two blocks an SM. Whole batches
 // without a test before each load and FMA ran 1-4 % slower.
 template <typename T, typename TB, int V, bool SPREAD, int BT, int U>
-__global__ void __launch_bounds__(BT, BT * U >= 8192 ? 1 : 8192 / (BT * U))
-    row_batches_kernel(const rows_params<T, TB> p)
+__global__ void __launch_bounds__(BT, SPX_CUDA_BATCH_BLOCKS_PER_SM(BT, U)) row_batches_kernel(const rows_params<T, TB> p)
 {
     typedef typename acc_of<T>::type A;
     constexpr int L = SPX_CUDA_BATCH_LANES, ROWS = BT / L;
