@@ -212,7 +212,8 @@ __device__ __forceinline__ lane_cols lane_cols_of(int64_t tile, int G, int glane
 // the gather loops). ldb_bytes = ldb * sizeof(T) < 2^32 (checked by the host).
 // MAD: as one mad.wide.u32 in inline PTX, which the compiler keeps as it is
 // (in C it may fold bcol's own offset into the sum: 4 instructions an
-// address); ordinary loads from such an address are generic (ld, not
+// address; the mad gives 3 in SASS, IMAD.WIDE.U32 and a 64-bit add, as
+// csrmm_v3 spends 4); ordinary loads from such an address are generic (ld, not
 // ld.global). H100, the two together: 1.03x on the batches (forced on 68
 // DLMC products); in the other row kernels they moved spills and times by
 // -4 to +5 %.

@@ -171,7 +171,8 @@ __global__ void __launch_bounds__(128, sizeof(T) == 4 ? 10 : 1) row_runs_kernel(
 // block an SM (128 registers); 256 and 32, one block an SM (up to 255
 // registers), where the blocks are few, as csrmm_v3 does (1.16x over 16 on
 // the DLMC layers at N = 256); 256 and 16, two blocks an SM. Whole batches
-// without a test before each load and FMA ran 1-4 % slower.
+// without a test before each load and FMA ran 1-4 % slower (tested for the
+// warp), 6-11 % (for each lane).
 template <typename T, typename TB, int V, bool SPREAD, int BT, int U>
 __global__ void __launch_bounds__(BT, SPX_CUDA_BATCH_BLOCKS_PER_SM(BT, U)) row_batches_kernel(const rows_params<T, TB> p)
 {
