@@ -257,6 +257,7 @@ static void nonfinite_shape(int64_t m, int64_t k, int64_t n, const char *auto_ta
         b[col0 * n + 70] = -INFINITY;
         b[(col0 + 1) % k * n + 3] = -INFINITY; /* rows holding both columns get NaN */
         b[17 * n + 40] = NAN;
+        b[5] = INFINITY; /* B's row 0, where a kernel might point a row's padding */
         for (int64_t j = 0; j < n; j += 5) /* a row of B with many: flags of every chunk */
             b[33 * n + j] = j % 2 ? INFINITY : -INFINITY;
         b[(k - 1) * n + n - 1] = INFINITY; /* the last chunk's last column */
