@@ -174,9 +174,10 @@ __global__ void __launch_bounds__(128, sizeof(T) == 4 ? 10 : 1) row_runs_kernel(
 // without a test before each load and FMA ran 1-4 % slower (tested for the
 // warp), 6-11 % (for each lane). Staging each entry as its B row's byte
 // offset, with the entries past a row's end pointed at a row of zeros (no
-// multiply and no test in the loop: 624 SASS instructions instead of 800)
-// ran 6 % slower forced on the DLMC layers (8 % with generic loads; H100):
-// the likely cost is those entries' loads, which the tests skip.
+// multiply and no test in the loop; in the 16-entry kernel 624 SASS
+// instructions instead of 800) ran 6 % slower forced on the DLMC layers (8 %
+// with generic loads; H100): the likely cost is those entries' loads, which
+// the tests skip.
 template <typename T, typename TB, int V, bool SPREAD, int BT, int U>
 __global__ void __launch_bounds__(BT, SPX_CUDA_BATCH_BLOCKS_PER_SM(BT, U)) row_batches_kernel(const rows_params<T, TB> p)
 {
