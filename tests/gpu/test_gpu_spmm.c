@@ -420,7 +420,7 @@ static void whole_rows_shapes(void)
     tmat_free(&t64);
     /* TILED in wide blocks (tiled_wide in the CUDA plan): a pruned 256 x
      * 1024 layer at 97 % sparsity (under the 4 % of the cells the rows in
-     * batches need) at N = 1000 gives 4 x 32 blocks of 64 rows, and k = 1024
+     * batches need where k >= 1024) at N = 1000 gives 4 x 32 blocks of 64 rows, and k = 1024
      * rows of a 128-byte tile miss half an SM's shared memory but fit a whole
      * one's (H100: 113 and 227 KB): AUTO takes 512-thread blocks with every
      * row in pieces where those 128 blocks make one wave (128-256 SMs: AUTO
@@ -553,6 +553,30 @@ static void whole_rows_shapes(void)
     A = one_long_row(512, 256, 16, 200);
     if (A && one_wave_256)
         auto_plan_lacks(A, 256, "staged", "512x256 16/row and one of 200 at N = 256");
+    spx_matrix_destroy(A);
+    /* Under 4 % of the cells, short rows stage 8 entries a batch, three
+     * blocks of 256 threads an SM (ROW_BATCHES_SHORT_*): a pruned 512 x 512
+     * layer at 98 % sparsity (about 10 entries a row, the longest some 25)
+     * at N = 2048 (32 x 32 blocks, 16 an SM at most from 64 SMs), every
+     * algorithm, also at N = 2051 (spread lanes, a partial last tile); not
+     * with a row of 49 entries, nor where the blocks pass 16 an SM (2048 x
+     * 512 at N = 4096: 128 x 64 blocks, up to 512 SMs) */
+    const bool short_rows_fit = batches_fit && 1024 >= 0.9 * di.sm_count && 1024 <= 16 * di.sm_count;
+    A = NULL;
+    CHECK_OK(g_ctx, spx_gen_pruned(g_ctx, 512, 512, 0.98, next_seed(), SPX_F32, SPX_INDEX_DEFAULT, &A));
+    if (A && short_rows_fit)
+        auto_plan_says(A, 2048, "staged 8 at a time in shared memory and 8 B row segments in flight a lane, 16 rows a "
+                       "block of 256 threads (1024 blocks, 3 an SM)", "pruned 512x512 at 98 % at N = 2048");
+    static const int64_t n_short_rows[] = {2048, 2051};
+    shape_matrix(A, "pruned 512x512 at 98 %", SPX_CSR, NULL, n_short_rows, 2);
+    A = one_long_row(512, 512, 10, 49);
+    if (A && short_rows_fit)
+        auto_plan_lacks(A, 2048, "staged", "512x512 10/row and one of 49 at N = 2048");
+    spx_matrix_destroy(A);
+    A = NULL;
+    CHECK_OK(g_ctx, spx_gen_pruned(g_ctx, 2048, 512, 0.98, next_seed(), SPX_F32, SPX_INDEX_DEFAULT, &A));
+    if (A && batches_fit && 8192 > 16 * di.sm_count)
+        auto_plan_lacks(A, 4096, "staged", "pruned 2048x512 at 98 % at N = 4096");
     spx_matrix_destroy(A);
     /* TILED keeps tiles of 32 columns where 64-row blocks of 64-column tiles
      * would leave SMs idle: a pruned 192 x 1000 layer at 80 % sparsity at N

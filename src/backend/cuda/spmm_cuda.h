@@ -92,12 +92,14 @@ cudaError_t spx__cuda_launch_row_runs(const spx_cuda_csr *A, const int32_t *rows
  * row of the list (rows[0 .. nrows), NULL: 0, 1, ...) and column tile,
  * threads / SPX_CUDA_BATCH_LANES rows a block, the row's entries staged
  * `batch` at a time in shared memory: 512 threads and 16 entries, one block
- * an SM; 256 and 32, one block an SM; or 256 and 16, two blocks an SM. */
+ * an SM; 256 and 32, one block an SM; 256 and 16, two blocks an SM; or 256
+ * and 8, three blocks an SM. */
 #define SPX_CUDA_BATCH_LANES 16
 /* Blocks of the batches an SM: one for 512 threads with 16 entries a batch
- * (128 registers) and for 256 with 32 (up to 255), two for 256 with 16. */
+ * (128 registers) and for 256 with 32 (up to 255), two for 256 with 16,
+ * three for 256 with 8 (80 registers: at four, 64 would not hold them). */
 #define SPX_CUDA_BATCH_BLOCKS_PER_SM(threads, batch) \
-    ((threads) * (batch) >= 8192 ? 1 : 8192 / ((threads) * (batch)))
+    ((threads) * (batch) >= 8192 ? 1 : (threads) * (batch) >= 4096 ? 2 : 3)
 cudaError_t spx__cuda_launch_row_batches(const spx_cuda_csr *A, const int32_t *rows, int64_t nrows, int threads,
                                          int batch, const spx_cuda_dense_args *d);
 /* Several warps per row (rows[offset .. offset + nrows)), fixed-order reduction. */

@@ -62,6 +62,13 @@
 #define ROW_BATCHES_MIN_WAVES 0.9
 #define ROW_BATCHES_MAX_TAIL 3
 #define ROW_BATCHES_SHORT_ROW 128
+/* ... and, under ROW_BATCHES_MIN_DENSITY, with 8 entries a batch where A
+ * holds ROW_BATCHES_SHORT_MIN_DENSITY of its cells, k < ROW_BATCHES_MIN_K,
+ * no row holds more than ROW_BATCHES_SHORT_ROW_MAX entries and the blocks
+ * number at most ROW_BATCHES_SHORT_MAX_BLOCKS an SM */
+#define ROW_BATCHES_SHORT_MIN_DENSITY 0.015
+#define ROW_BATCHES_SHORT_ROW_MAX 48
+#define ROW_BATCHES_SHORT_MAX_BLOCKS 16
 /* the dense path (dense_pays in spmm_plan.c): the GEMM's useful flop rate
  * over the sparse kernels', on CUDA cores (exact f32), on tensor cores at
  * tf32 and at twice that rate with 16-bit operands (bf16 and f16 precisions;

@@ -166,12 +166,14 @@ __global__ void __launch_bounds__(128, sizeof(T) == 4 ? 10 : 1) row_runs_kernel(
 // keeps SPX_SPMM_IN_FLIGHT segments in flight; on long rows of narrow
 // matrices at large N that left it behind cuSPARSE's csrmm_v3, whose SASS
 // shows this structure (ncu; H100, DLMC layers of 512 rows:
-// docs/PERFORMANCE.md; 8 a batch, or each register reloaded right after its
-// FMA, were 1.3-2x slower). Shapes (the plan's): 512 threads and U = 16, one
-// block an SM (128 registers); 256 and 32, one block an SM (up to 255
-// registers), where the blocks are few, as csrmm_v3 does (1.16x over 16 on
-// the DLMC layers at N = 256); 256 and 16, two blocks an SM. Whole batches
-// without a test before each load and FMA ran 1-4 % slower (tested for the
+// docs/PERFORMANCE.md; on those rows 8 a batch, or each register reloaded
+// right after its FMA, were 1.3-2x slower). Shapes (the plan's): 512 threads
+// and U = 16, one block an SM (128 registers); 256 and 32, one block an SM (up
+// to 255 registers), where the blocks are few, as csrmm_v3 does (1.16x over 16
+// on the DLMC layers at N = 256); 256 and 16, two blocks an SM; 256 and 8,
+// three blocks an SM (80 registers; lanes 8-15 stage nothing), on short rows
+// (1.12x over TILED and the row kernels on the DLMC 2 % layers of k = 512).
+// Whole batches without a test before each load and FMA ran 1-4 % slower (tested for the
 // warp), 6-11 % (for each lane). Staging each entry as its B row's byte
 // offset, with the entries past a row's end pointed at a row of zeros (no
 // multiply and no test in the loop; in the 16-entry kernel 624 SASS
@@ -183,7 +185,8 @@ __global__ void __launch_bounds__(BT, SPX_CUDA_BATCH_BLOCKS_PER_SM(BT, U)) row_b
 {
     typedef typename acc_of<T>::type A;
     constexpr int L = SPX_CUDA_BATCH_LANES, ROWS = BT / L;
-    static_assert(L <= 32 && U % L == 0, "a team within a warp; each lane stages U / L entries");
+    constexpr int E = (U + L - 1) / L; // entries a lane stages (U < L: lanes U .. L - 1 none)
+    static_assert(L <= 32 && (U % L == 0 || U < L), "a team within a warp; each lane stages E entries");
     __shared__ __align__(16) int scol[2][ROWS][U];
     __shared__ __align__(16) A sval[2][ROWS][U];
     const int t = threadIdx.x / L, tl = threadIdx.x % L;
@@ -208,15 +211,15 @@ __global__ void __launch_bounds__(BT, SPX_CUDA_BATCH_BLOCKS_PER_SM(BT, U)) row_b
 #pragma unroll
         for (int q = 0; q < V; q++)
             acc[q] = A(0);
-        int col[U / L];
-        A val[U / L];
+        int col[E];
+        A val[E];
         auto fetch = [&](int64_t b) { // this lane's entries of batch b (column 0, value 0 past the row)
 #pragma unroll
-            for (int e = 0; e < U / L; e++) {
+            for (int e = 0; e < E; e++) {
                 const int64_t i = b * U + tl + e * L;
                 col[e] = 0;
                 val[e] = A(0);
-                if (i < len) {
+                if (tl + e * L < U && i < len) {
                     col[e] = p.colidx[start + i];
                     val[e] = a_value_as<TB>(p.vals, start + i);
                 }
@@ -224,10 +227,11 @@ __global__ void __launch_bounds__(BT, SPX_CUDA_BATCH_BLOCKS_PER_SM(BT, U)) row_b
         };
         auto stage = [&](int buf) {
 #pragma unroll
-            for (int e = 0; e < U / L; e++) {
-                scol[buf][t][tl + e * L] = col[e];
-                sval[buf][t][tl + e * L] = val[e];
-            }
+            for (int e = 0; e < E; e++)
+                if (tl + e * L < U) {
+                    scol[buf][t][tl + e * L] = col[e];
+                    sval[buf][t][tl + e * L] = val[e];
+                }
             __syncwarp();
         };
         if (batches > 0) {
@@ -463,6 +467,8 @@ extern "C" cudaError_t spx__cuda_launch_row_batches(const spx_cuda_csr *A, const
         return CALL(256, 32);
     if (threads == 256 && batch == 16)
         return CALL(256, 16);
+    if (threads == 256 && batch == 8)
+        return CALL(256, 8);
 #undef CALL
     return cudaErrorInvalidValue;
 }
