@@ -97,7 +97,8 @@ cudaError_t spx__cuda_launch_row_runs(const spx_cuda_csr *A, const int32_t *rows
 #define SPX_CUDA_BATCH_LANES 16
 /* Blocks of the batches an SM: one for 512 threads with 16 entries a batch
  * (128 registers) and for 256 with 32 (up to 255), two for 256 with 16,
- * three for 256 with 8 (80 registers: at four, 64 would not hold them). */
+ * three for 256 with 8 (80 registers; at four, 64 spill 100-124 bytes, and
+ * that ran 0.83x on the products AUTO gives this shape). */
 #define SPX_CUDA_BATCH_BLOCKS_PER_SM(threads, batch) \
     ((threads) * (batch) >= 8192 ? 1 : (threads) * (batch) >= 4096 ? 2 : 3)
 cudaError_t spx__cuda_launch_row_batches(const spx_cuda_csr *A, const int32_t *rows, int64_t nrows, int threads,
