@@ -420,7 +420,8 @@ static void whole_rows_shapes(void)
     tmat_free(&t64);
     /* TILED in wide blocks (tiled_wide in the CUDA plan): a pruned 256 x
      * 1024 layer at 97 % sparsity (under the 4 % of the cells the rows in
-     * batches need where k >= 1024) at N = 1000 gives 4 x 32 blocks of 64 rows, and k = 1024
+     * batches need where k >= 1024) at N = 1000 gives 4 x 32 blocks of 64
+     * rows, and k = 1024
      * rows of a 128-byte tile miss half an SM's shared memory but fit a whole
      * one's (H100: 113 and 227 KB): AUTO takes 512-thread blocks with every
      * row in pieces where those 128 blocks make one wave (128-256 SMs: AUTO
@@ -538,7 +539,7 @@ static void whole_rows_shapes(void)
         auto_plan_says(A, 256, "staged 16 at a time in shared memory and 16 B row segments in flight a lane, 16 rows a "
                        "block of 256 threads (192 blocks, 2 an SM)", "pruned 768x3072 at N = 256");
     algs_run(A, "pruned 768x3072", n_256, 2, 1u << SPX_SPMM_AUTO | 1u << SPX_SPMM_ROW_BATCHES);
-    /* A longest row of at most 128 entries is no tail (ROW_BATCHES_SHORT_ROW),
+    /* A longest row of at most 128 entries is no tail (ROW_BATCHES_NO_TAIL_ROW),
      * however many times a team's share it holds: at N = 256 (the blocks as
      * above), 512 x 128 with rows of 8 entries and one of 120 (a team's share,
      * at most 4208 x 4 / (16 x SMs), is under 15 on the 72 SMs or more that
@@ -554,13 +555,15 @@ static void whole_rows_shapes(void)
     if (A && one_wave_256)
         auto_plan_lacks(A, 256, "staged", "512x256 16/row and one of 200 at N = 256");
     spx_matrix_destroy(A);
-    /* Under 4 % of the cells, short rows stage 8 entries a batch, three
-     * blocks of 256 threads an SM (ROW_BATCHES_SHORT_*): a pruned 512 x 512
-     * layer at 98 % sparsity (about 10 entries a row, the longest some 25)
-     * at N = 2048 (32 x 32 blocks, 16 an SM at most from 64 SMs), every
-     * algorithm, also at N = 2051 (spread lanes, a partial last tile); not
-     * with a row of 49 entries, nor where the blocks pass 16 an SM (2048 x
-     * 512 at N = 4096: 128 x 64 blocks, up to 512 SMs) */
+    /* Under 4 % of the cells with k < 1024, short rows stage 8 entries a
+     * batch, three blocks of 256 threads an SM (ROW_BATCHES_SHORT_*): a
+     * pruned 512 x 512 layer at 98 % sparsity (about 10 entries a row, the
+     * longest some 25) at N = 2048 (32 x 32 blocks, 16 an SM at most from 64
+     * SMs), every algorithm, also at N = 2051 (spread lanes, a partial last
+     * tile), and 10 entries a row with one of 48; not with a row of 49
+     * entries, nor under 1.5 % of the cells (98.6 % sparsity), nor with k =
+     * 1024, nor where the blocks pass 16 an SM (2048 x 512 at N = 4096: 128 x
+     * 64 blocks, up to 512 SMs) */
     const bool short_rows_fit = batches_fit && 1024 >= 0.9 * di.sm_count && 1024 <= 16 * di.sm_count;
     A = NULL;
     CHECK_OK(g_ctx, spx_gen_pruned(g_ctx, 512, 512, 0.98, next_seed(), SPX_F32, SPX_INDEX_DEFAULT, &A));
@@ -569,9 +572,23 @@ static void whole_rows_shapes(void)
                        "block of 256 threads (1024 blocks, 3 an SM)", "pruned 512x512 at 98 % at N = 2048");
     static const int64_t n_short_rows[] = {2048, 2051};
     shape_matrix(A, "pruned 512x512 at 98 %", SPX_CSR, NULL, n_short_rows, 2);
+    A = one_long_row(512, 512, 10, 48);
+    if (A && short_rows_fit)
+        auto_plan_says(A, 2048, "staged 8", "512x512 10/row and one of 48 at N = 2048");
+    spx_matrix_destroy(A);
     A = one_long_row(512, 512, 10, 49);
     if (A && short_rows_fit)
         auto_plan_lacks(A, 2048, "staged", "512x512 10/row and one of 49 at N = 2048");
+    spx_matrix_destroy(A);
+    A = NULL;
+    CHECK_OK(g_ctx, spx_gen_pruned(g_ctx, 512, 512, 0.986, next_seed(), SPX_F32, SPX_INDEX_DEFAULT, &A));
+    if (A && short_rows_fit)
+        auto_plan_lacks(A, 2048, "staged", "pruned 512x512 at 98.6 % at N = 2048");
+    spx_matrix_destroy(A);
+    A = NULL;
+    CHECK_OK(g_ctx, spx_gen_pruned(g_ctx, 512, 1024, 0.98, next_seed(), SPX_F32, SPX_INDEX_DEFAULT, &A));
+    if (A && short_rows_fit)
+        auto_plan_lacks(A, 2048, "staged", "pruned 512x1024 at 98 % at N = 2048");
     spx_matrix_destroy(A);
     A = NULL;
     CHECK_OK(g_ctx, spx_gen_pruned(g_ctx, 2048, 512, 0.98, next_seed(), SPX_F32, SPX_INDEX_DEFAULT, &A));

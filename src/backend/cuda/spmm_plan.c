@@ -583,16 +583,19 @@ static bool tiled_pays(spx_ctx *ctx, const cuda_plan *P, char *why, size_t whyle
 }
 
 /* The batches' grid (blocks of 512 threads, 32 rows x 64 columns; of 256,
- * 16 rows, where 512 would not make ROW_BATCHES_MIN_WAVES waves or A holds
- * under ROW_BATCHES_MIN_DENSITY of its cells), the entries a batch (16 in
- * blocks of 512, one an SM; in blocks of 256, 8 under that density, three an
- * SM, else 32 where they number at most the SMs, one an SM, else 16, two an
- * SM), the blocks an SM, the bytes of a column tile's slice of B (k rows of
- * 64 f32 columns) and A's share of its cells (0 where m or k is 0). */
+ * 16 rows, where 512 would not make ROW_BATCHES_MIN_WAVES waves or the rows
+ * are short), the entries a batch (16 in blocks of 512, one an SM; in blocks
+ * of 256, 8 on short rows, three an SM, else 32 where they number at most the
+ * SMs, one an SM, else 16, two an SM), the blocks an SM, the bytes of a
+ * column tile's slice of B (k rows of 64 f32 columns), A's share of its cells
+ * (0 where m or k is 0), and whether the rows are short: under
+ * ROW_BATCHES_MIN_DENSITY with k < ROW_BATCHES_MIN_K, so under 41 entries on
+ * average. */
 typedef struct batches_shape {
     int threads, batch, blocks_per_sm;
     int64_t rows, cols, tiles, blocks;
     double slice_bytes, density;
+    bool short_rows;
 } batches_shape;
 static int64_t batches_blocks(const cuda_plan *P, int threads, int64_t tiles)
 {
@@ -606,11 +609,12 @@ static batches_shape batches_shape_of(spx_ctx *ctx, const cuda_plan *P)
     b.cols = SPX_CUDA_BATCH_LANES * 4;
     b.tiles = (P->n + b.cols - 1) / b.cols;
     b.density = P->m > 0 && P->k > 0 ? cell_share(P) : 0.0;
-    const bool sparse = b.density < ROW_BATCHES_MIN_DENSITY;
-    b.threads = !sparse && (double)batches_blocks(P, 512, b.tiles) >= ROW_BATCHES_MIN_WAVES * (double)sms ? 512 : 256;
+    b.short_rows = b.density < ROW_BATCHES_MIN_DENSITY && P->k < ROW_BATCHES_MIN_K;
+    b.threads =
+        !b.short_rows && (double)batches_blocks(P, 512, b.tiles) >= ROW_BATCHES_MIN_WAVES * (double)sms ? 512 : 256;
     b.rows = b.threads / SPX_CUDA_BATCH_LANES;
     b.blocks = batches_blocks(P, b.threads, b.tiles);
-    b.batch = sparse ? 8 : b.threads == 256 && b.blocks <= sms ? 32 : 16;
+    b.batch = b.short_rows ? 8 : b.threads == 256 && b.blocks <= sms ? 32 : 16;
     b.blocks_per_sm = SPX_CUDA_BATCH_BLOCKS_PER_SM(b.threads, b.batch);
     b.slice_bytes = (double)P->k * (double)b.cols * 4.0;
     return b;
@@ -642,7 +646,7 @@ static int describe_row_batches(const batches_shape *b, char *why, size_t whylen
  * and graphs, were not measured), or, with k < ROW_BATCHES_MIN_K, at least
  * ROW_BATCHES_SHORT_MIN_DENSITY in rows of at most ROW_BATCHES_SHORT_ROW_MAX
  * entries (row_batches_pay), blocks of 8 entries a batch numbering at most
- * ROW_BATCHES_SHORT_MAX_BLOCKS an SM; a column tile's slice of B (k rows of 256
+ * ROW_BATCHES_SHORT_MAX_BLOCKS_PER_SM an SM; a column tile's slice of B (k rows of 256
  * bytes) takes at most ROW_BATCHES_L2_SHARE of the L2 cache, so that the
  * gathers find it there; the blocks (batches_shape_of: 512 threads, else
  * 256) make ROW_BATCHES_MIN_WAVES waves; and the longest row is not a tail
@@ -685,9 +689,9 @@ static int describe_row_batches(const batches_shape *b, char *why, size_t whylen
  *   of 256 threads with 8 entries a batch, three an SM, against AUTO before
  *   (TILED, the row kernels, merge path), same call, two runs: the DLMC 2 %
  *   layers (512 x 512 at N = 256-4096, 2048 x 512 at N = 256-1024, about 10
- *   entries a row) 1.12x (0.98-1.28x); generated pruned layers of 256-4096
- *   rows at 1.5-3 % of the cells 1.13x over 33 products (0.92-1.34x; the
- *   losses at 3 % with 12-16 blocks an SM). Forced, the same shape lost on
+ *   entries a row) 1.12-1.15x (0.97-1.28x); generated pruned layers of
+ *   256-4096 rows at 1.5-3 % of the cells 1.13x over 33 products (0.92-1.34x;
+ *   the losses with 12-16 blocks an SM). Forced, the same shape lost on
  *   the DLMC 2 % layer with k = 2048 (longest row 174), on the 2048 x 512
  *   one at N >= 2048 (32 blocks an SM and more) and on the 512 x 128
  *   layers. */
@@ -699,19 +703,20 @@ static bool row_batches_may_pay(spx_ctx *ctx, const cuda_plan *P)
     const double l2 = (double)spx__cuda(ctx)->info.l2_bytes, sms = (double)spx__cuda_sm_count(ctx);
     const batches_shape b = batches_shape_of(ctx, P);
     const bool shape_pays =
-        b.density >= ROW_BATCHES_MIN_DENSITY
-            ? P->k >= ROW_BATCHES_MIN_K || P->m <= ROW_BATCHES_FEW_ROWS || (double)tiled_blocks(P) <= sms
-            : b.density >= ROW_BATCHES_SHORT_MIN_DENSITY && P->k < ROW_BATCHES_MIN_K &&
-                  P->csr.nnz <= ROW_BATCHES_SHORT_ROW_MAX * P->m &&
-                  (double)b.blocks <= ROW_BATCHES_SHORT_MAX_BLOCKS * sms;
+        b.short_rows ? b.density >= ROW_BATCHES_SHORT_MIN_DENSITY &&
+                           (double)b.blocks <= ROW_BATCHES_SHORT_MAX_BLOCKS_PER_SM * sms
+                     : b.density >= ROW_BATCHES_MIN_DENSITY && (P->k >= ROW_BATCHES_MIN_K ||
+                                                                P->m <= ROW_BATCHES_FEW_ROWS ||
+                                                                (double)tiled_blocks(P) <= sms);
     return shape_pays && l2 > 0 && b.slice_bytes <= ROW_BATCHES_L2_SHARE * l2 &&
            (double)b.blocks >= ROW_BATCHES_MIN_WAVES * sms;
 }
 
 /* ... and, once the bins are built, the longest row holds at most
+ * ROW_BATCHES_SHORT_ROW_MAX entries where the rows are short, else at most
  * ROW_BATCHES_MAX_TAIL times a team's share of the entries (the entries
  * of every column tile over the teams resident on the SMs at once) or at
- * most ROW_BATCHES_SHORT_ROW entries: a team serves its row alone, and a
+ * most ROW_BATCHES_NO_TAIL_ROW entries: a team serves its row alone, and a
  * row of a few batches is no tail (H100,
  * the 512 x 128 DLMC layers at N = 256 and 512, whose longest rows of 39-80
  * entries are 3-6 times a team's share: 1.1-1.3x over AUTO's other choices;
@@ -722,17 +727,19 @@ static bool row_batches_pay(spx_ctx *ctx, const cuda_plan *P, batches_shape *out
     const batches_shape b = *out = batches_shape_of(ctx, P);
     const double resident = (double)spx__cuda_sm_count(ctx) * (double)(b.rows * b.blocks_per_sm);
     const double share = (double)P->csr.nnz * (double)b.tiles / resident;
-    if (b.density < ROW_BATCHES_MIN_DENSITY ? P->max_row > ROW_BATCHES_SHORT_ROW_MAX
-                                            : (double)P->max_row > ROW_BATCHES_MAX_TAIL * share &&
-                                                  P->max_row > ROW_BATCHES_SHORT_ROW)
+    if (b.short_rows ? P->max_row > ROW_BATCHES_SHORT_ROW_MAX
+                     : (double)P->max_row > ROW_BATCHES_MAX_TAIL * share && P->max_row > ROW_BATCHES_NO_TAIL_ROW)
         return false;
     const int len = describe_row_batches(&b, why, whylen);
-    if (len < (int)whylen && b.density < ROW_BATCHES_MIN_DENSITY)
+    if (len >= (int)whylen)
+        return true;
+    if (b.short_rows)
         snprintf(why + len, whylen - (size_t)len,
-                 ", because A's rows are short (at most %lld entries, %.1f%% of the cells), k = %lld and the blocks "
-                 "number at most %d an SM",
-                 (long long)P->max_row, 100.0 * b.density, (long long)P->k, ROW_BATCHES_SHORT_MAX_BLOCKS);
-    else if (len < (int)whylen)
+                 ", because A's rows are short (at most %lld entries, %.1f%% of the cells, k = %lld) and the blocks "
+                 "number %.1f an SM in all (at most %d)",
+                 (long long)P->max_row, 100.0 * b.density, (long long)P->k,
+                 (double)b.blocks / (double)spx__cuda_sm_count(ctx), ROW_BATCHES_SHORT_MAX_BLOCKS_PER_SM);
+    else
         snprintf(why + len, whylen - (size_t)len,
                  ", because A holds %.1f%% of its cells (a block's rows share B's rows in L1), k = %lld and a tile's "
                  "slice of B (%.1f MB) stays in the L2 cache",

@@ -52,7 +52,7 @@
  * of B takes at most ROW_BATCHES_L2_SHARE of the L2 cache; the blocks (512
  * threads, else 256) make ROW_BATCHES_MIN_WAVES waves; and the longest row
  * holds at most ROW_BATCHES_MAX_TAIL times a team's share of the entries or
- * at most ROW_BATCHES_SHORT_ROW entries */
+ * at most ROW_BATCHES_NO_TAIL_ROW entries */
 #define ROW_BATCHES_MIN_N 256
 #define ROW_BATCHES_MIN_K 1024
 #define ROW_BATCHES_SMALL_K 128
@@ -61,14 +61,15 @@
 #define ROW_BATCHES_L2_SHARE 0.25
 #define ROW_BATCHES_MIN_WAVES 0.9
 #define ROW_BATCHES_MAX_TAIL 3
-#define ROW_BATCHES_SHORT_ROW 128
-/* ... and, under ROW_BATCHES_MIN_DENSITY, with 8 entries a batch where A
- * holds ROW_BATCHES_SHORT_MIN_DENSITY of its cells, k < ROW_BATCHES_MIN_K,
- * no row holds more than ROW_BATCHES_SHORT_ROW_MAX entries and the blocks
- * number at most ROW_BATCHES_SHORT_MAX_BLOCKS an SM */
+#define ROW_BATCHES_NO_TAIL_ROW 128
+/* ... and, on short rows (under ROW_BATCHES_MIN_DENSITY with
+ * ROW_BATCHES_SMALL_K <= k < ROW_BATCHES_MIN_K), with 8 entries a batch where
+ * A holds ROW_BATCHES_SHORT_MIN_DENSITY of its cells, no row holds more than
+ * ROW_BATCHES_SHORT_ROW_MAX entries and the blocks number at most
+ * ROW_BATCHES_SHORT_MAX_BLOCKS_PER_SM an SM */
 #define ROW_BATCHES_SHORT_MIN_DENSITY 0.015
 #define ROW_BATCHES_SHORT_ROW_MAX 48
-#define ROW_BATCHES_SHORT_MAX_BLOCKS 16
+#define ROW_BATCHES_SHORT_MAX_BLOCKS_PER_SM 16
 /* the dense path (dense_pays in spmm_plan.c): the GEMM's useful flop rate
  * over the sparse kernels', on CUDA cores (exact f32), on tensor cores at
  * tf32 and at twice that rate with 16-bit operands (bf16 and f16 precisions;
@@ -150,7 +151,7 @@ typedef struct cuda_plan {
     bool row_runs;              /* AUTO, every bin: warps take SPX_CUDA_ROW_RUN adjacent rows (row_runs_pay) */
     int row_batches;            /* every row: 0, or the threads a block (512 or 256) of teams staging
                                    their entries in batches (batches_shape_of) */
-    int row_batch;              /* ... and the entries a batch (16 or 32) */
+    int row_batch;              /* ... and the entries a batch (8, 16 or 32) */
     int64_t panel;              /* columns per tile of the row kernels (0: as wide as the group allows) */
     int slabs;                  /* slabs of A's columns (0: none); each column tile of `panel` runs slab by slab */
     spx_dtype b_round;          /* row kernels: 0, or SPX_BF16 / SPX_F16: they read B rounded to that type */

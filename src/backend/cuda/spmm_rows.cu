@@ -11,8 +11,8 @@
 // index. BLOCK_ROW puts several such warps on one row and adds them through
 // shared memory; SELL uses the same loop over SELL-C-sigma slices; RUNS
 // gives each warp several adjacent rows of the list; BATCHES stages each
-// row's entries in shared memory, 16 or 32 at a time. A row's entries end at
-// row_end[r] (rowptr[r + 1] unless A is a slab of columns). B's values are of
+// row's entries in shared memory, 8, 16 or 32 at a time. A row's entries end
+// at row_end[r] (rowptr[r + 1] unless A is a slab of columns). B's values are of
 // TB: T, or at the bf16 and f16 precisions f32 data's B rounded to 16 bits
 // (half the bytes of each gathered segment; A's values are rounded alike).
 #include "backend/cuda/row_team.cuh"
@@ -172,14 +172,17 @@ __global__ void __launch_bounds__(128, sizeof(T) == 4 ? 10 : 1) row_runs_kernel(
 // to 255 registers), where the blocks are few, as csrmm_v3 does (1.16x over 16
 // on the DLMC layers at N = 256); 256 and 16, two blocks an SM; 256 and 8,
 // three blocks an SM (80 registers; lanes 8-15 stage nothing), on short rows
-// (1.12x over TILED and the row kernels on the DLMC 2 % layers of k = 512).
-// Whole batches without a test before each load and FMA ran 1-4 % slower (tested for the
-// warp), 6-11 % (for each lane). Staging each entry as its B row's byte
-// offset, with the entries past a row's end pointed at a row of zeros (no
-// multiply and no test in the loop; in the 16-entry kernel 624 SASS
-// instructions instead of 800) ran 6 % slower forced on the DLMC layers (8 %
-// with generic loads; H100): the likely cost is those entries' loads, which
-// the tests skip.
+// (1.12-1.15x over TILED and the row kernels on the DLMC 2 % layers of k =
+// 512). Whole batches without a test before each load and FMA ran 1-4 %
+// slower (tested for the warp), 6-11 % (for each lane). Staging each entry as
+// its B row's byte offset, with the entries past a row's end pointed at a row
+// of zeros (no multiply and no test in the loop; in the 16-entry kernel 624
+// SASS instructions instead of 800) ran 6 % slower forced on the DLMC layers
+// (8 % with generic loads; H100): the likely cost is those entries' loads,
+// which the tests skip. A sorted list's rows dealt to the blocks in turn, to
+// even out their work, gained about 3 % on the whole but lost up to 12 % on
+// the 2 % q layer, whose SMs then worked more cycles (L1 reuse between
+// neighbouring rows lost).
 template <typename T, typename TB, int V, bool SPREAD, int BT, int U>
 __global__ void __launch_bounds__(BT, SPX_CUDA_BATCH_BLOCKS_PER_SM(BT, U)) row_batches_kernel(const rows_params<T, TB> p)
 {
@@ -219,7 +222,7 @@ __global__ void __launch_bounds__(BT, SPX_CUDA_BATCH_BLOCKS_PER_SM(BT, U)) row_b
                 const int64_t i = b * U + tl + e * L;
                 col[e] = 0;
                 val[e] = A(0);
-                if (tl + e * L < U && i < len) {
+                if ((U % L == 0 || tl + e * L < U) && i < len) {
                     col[e] = p.colidx[start + i];
                     val[e] = a_value_as<TB>(p.vals, start + i);
                 }
@@ -228,7 +231,7 @@ __global__ void __launch_bounds__(BT, SPX_CUDA_BATCH_BLOCKS_PER_SM(BT, U)) row_b
         auto stage = [&](int buf) {
 #pragma unroll
             for (int e = 0; e < E; e++)
-                if (tl + e * L < U) {
+                if (U % L == 0 || tl + e * L < U) {
                     scol[buf][t][tl + e * L] = col[e];
                     sval[buf][t][tl + e * L] = val[e];
                 }
