@@ -421,11 +421,11 @@ static void whole_rows_shapes(void)
     /* TILED in wide blocks (tiled_wide in the CUDA plan): a pruned 256 x
      * 1024 layer at 97 % sparsity (under the 4 % of the cells the rows in
      * batches need where k >= 1024) at N = 1000 gives 4 x 32 blocks of 64
-     * rows, and k = 1024
-     * rows of a 128-byte tile miss half an SM's shared memory but fit a whole
-     * one's (H100: 113 and 227 KB): AUTO takes 512-thread blocks with every
-     * row in pieces where those 128 blocks make one wave (128-256 SMs: AUTO
-     * wants every other SM to get a block) or two at least 3/4 full (65-85) */
+     * rows, and k = 1024 rows of a 128-byte tile miss half an SM's shared
+     * memory but fit a whole one's (H100: 113 and 227 KB): AUTO takes
+     * 512-thread blocks with every row in pieces where those 128 blocks make
+     * one wave (128-256 SMs: AUTO wants every other SM to get a block) or two
+     * at least 3/4 full (65-85) */
     static const int64_t n_wide[] = {1000};
     const int64_t sms = di.sm_count;
     A = NULL;

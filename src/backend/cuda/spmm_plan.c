@@ -637,19 +637,21 @@ static int describe_row_batches(const batches_shape *b, char *why, size_t whylen
  * B row segments in flight a lane) for f32 data at the exact precision, on
  * compute capability 9.0 and later (measured on an H100 alone; for sm_80
  * ptxas spills 0-32 bytes, 0-24 for sm_90), where N >= ROW_BATCHES_MIN_N;
- * k >= ROW_BATCHES_MIN_K, or k >= ROW_BATCHES_SMALL_K (smaller k was not
- * measured) and either A has at most ROW_BATCHES_FEW_ROWS rows or TILED
+ * either k >= ROW_BATCHES_MIN_K, or k >= ROW_BATCHES_SMALL_K (smaller k was
+ * not measured) and either A has at most ROW_BATCHES_FEW_ROWS rows or TILED
  * (which holds all of a smaller k's B tile) would run at most one block an
- * SM at its narrowest tile; A holds ROW_BATCHES_MIN_DENSITY of its
+ * SM at its narrowest tile, and A holds ROW_BATCHES_MIN_DENSITY of its
  * cells or more, so that the rows of a block share their B row segments in
  * L1 (pruned weights: sparser matrices with long rows, such as bands, meshes
- * and graphs, were not measured), or, with k < ROW_BATCHES_MIN_K, at least
- * ROW_BATCHES_SHORT_MIN_DENSITY in rows of at most ROW_BATCHES_SHORT_ROW_MAX
- * entries (row_batches_pay), blocks of 8 entries a batch numbering at most
- * ROW_BATCHES_SHORT_MAX_BLOCKS_PER_SM an SM; a column tile's slice of B (k rows of 256
- * bytes) takes at most ROW_BATCHES_L2_SHARE of the L2 cache, so that the
- * gathers find it there; the blocks (batches_shape_of: 512 threads, else
- * 256) make ROW_BATCHES_MIN_WAVES waves; and the longest row is not a tail
+ * and graphs, were not measured); or ROW_BATCHES_SMALL_K <= k <
+ * ROW_BATCHES_MIN_K, A holds ROW_BATCHES_SHORT_MIN_DENSITY of its cells or
+ * more (but under ROW_BATCHES_MIN_DENSITY) in rows of at most
+ * ROW_BATCHES_SHORT_ROW_MAX entries (row_batches_pay), and the blocks, of 8
+ * entries a batch, number at most ROW_BATCHES_SHORT_MAX_BLOCKS_PER_SM an SM;
+ * a column tile's slice of B (k rows of 256 bytes) takes at most
+ * ROW_BATCHES_L2_SHARE of the L2 cache, so that the gathers find it there;
+ * the blocks (batches_shape_of: 512 threads, else 256) make
+ * ROW_BATCHES_MIN_WAVES waves; and the longest row is not a tail
  * (row_batches_pay). H100, exact f32 (docs/PERFORMANCE.md):
  * - Forced (512 threads) on every DLMC layer at N = 256, 1024 and 4096,
  *   against AUTO without them, they won 1.04-1.19x on the 256 x 1024, 128 x

@@ -62,9 +62,10 @@
 #define ROW_BATCHES_MIN_WAVES 0.9
 #define ROW_BATCHES_MAX_TAIL 3
 #define ROW_BATCHES_NO_TAIL_ROW 128
-/* ... and, on short rows (under ROW_BATCHES_MIN_DENSITY with
- * ROW_BATCHES_SMALL_K <= k < ROW_BATCHES_MIN_K), with 8 entries a batch where
- * A holds ROW_BATCHES_SHORT_MIN_DENSITY of its cells, no row holds more than
+/* ... or, instead of the k and density conditions above, on short rows
+ * (under ROW_BATCHES_MIN_DENSITY with ROW_BATCHES_SMALL_K <= k <
+ * ROW_BATCHES_MIN_K), with 8 entries a batch where A holds
+ * ROW_BATCHES_SHORT_MIN_DENSITY of its cells, no row holds more than
  * ROW_BATCHES_SHORT_ROW_MAX entries and the blocks number at most
  * ROW_BATCHES_SHORT_MAX_BLOCKS_PER_SM an SM */
 #define ROW_BATCHES_SHORT_MIN_DENSITY 0.015
