@@ -696,14 +696,15 @@ static int describe_row_batches(const batches_shape *b, char *why, size_t whylen
  *   the losses with 12-16 blocks an SM). Forced, the same shape lost on
  *   the DLMC 2 % layer with k = 2048 (longest row 174), on the 2048 x 512
  *   one at N >= 2048 (32 blocks an SM and more) and on the 512 x 128
- *   layers. */
-static bool row_batches_may_pay(spx_ctx *ctx, const cuda_plan *P)
+ *   layers.
+ * The batches' shape in *out. */
+static bool row_batches_may_pay(spx_ctx *ctx, const cuda_plan *P, batches_shape *out)
 {
     if (P->dtype != SPX_F32 || P->precision != SPX_PRECISION_EXACT || P->n < ROW_BATCHES_MIN_N || P->m <= 0 ||
         P->k < ROW_BATCHES_SMALL_K || spx__cuda(ctx)->info.cc_major < 9)
         return false;
     const double l2 = (double)spx__cuda(ctx)->info.l2_bytes, sms = (double)spx__cuda_sm_count(ctx);
-    const batches_shape b = batches_shape_of(ctx, P);
+    const batches_shape b = *out = batches_shape_of(ctx, P);
     const bool shape_pays =
         b.short_rows ? b.density >= ROW_BATCHES_SHORT_MIN_DENSITY &&
                            (double)b.blocks <= ROW_BATCHES_SHORT_MAX_BLOCKS_PER_SM * sms
@@ -723,10 +724,11 @@ static bool row_batches_may_pay(spx_ctx *ctx, const cuda_plan *P)
  * the 512 x 128 DLMC layers at N = 256 and 512, whose longest rows of 39-80
  * entries are 3-6 times a team's share: 1.1-1.3x over AUTO's other choices;
  * the 512 x 2048 ones, 484 and 1179 entries, 6 and 12 times: 0.74-0.89x).
- * Their shape in *out. */
-static bool row_batches_pay(spx_ctx *ctx, const cuda_plan *P, batches_shape *out, char *why, size_t whylen)
+ * `shape`: row_batches_may_pay's. */
+static bool row_batches_pay(spx_ctx *ctx, const cuda_plan *P, const batches_shape *shape, char *why,
+                            size_t whylen)
 {
-    const batches_shape b = *out = batches_shape_of(ctx, P);
+    const batches_shape b = *shape;
     const double resident = (double)spx__cuda_sm_count(ctx) * (double)(b.rows * b.blocks_per_sm);
     const double share = (double)P->csr.nnz * (double)b.tiles / resident;
     if (b.short_rows ? P->max_row > ROW_BATCHES_SHORT_ROW_MAX
@@ -1261,6 +1263,14 @@ static void choose_bin_kernels(spx_ctx *ctx, cuda_plan *P)
     }
 }
 
+/* Every row in one launch of the batches, in shape b. */
+static void take_row_batches(spx_ctx *ctx, cuda_plan *P, const batches_shape *b)
+{
+    P->row_batches = b->threads;
+    P->row_batch = b->batch;
+    choose_bin_kernels(ctx, P);
+}
+
 static const int64_t default_bounds[4] = {8, 32, 256, 4096};
 
 /* A column tile of the row kernels near `cols` columns: a power of two of
@@ -1455,11 +1465,11 @@ spx_status spx__cuda_spmm_plan_create(spx_ctx *ctx, const spx_spmm_args *a, void
             break;
         if (P->m > 0) {
             const batches_shape b = batches_shape_of(ctx, P);
-            P->row_batches = b.threads;
-            P->row_batch = b.batch;
             describe_row_batches(&b, why, sizeof why);
+            take_row_batches(ctx, P, &b);
+        } else {
+            choose_bin_kernels(ctx, P);
         }
-        choose_bin_kernels(ctx, P);
         break;
     case SPX_SPMM_BAND: {
         double traffic;
@@ -1506,18 +1516,16 @@ spx_status spx__cuda_spmm_plan_create(spx_ctx *ctx, const spx_spmm_args *a, void
             break;
         }
         bool binned = false; /* the bins below are built already */
+        batches_shape batches;
         /* not with asked column panels: the batches' tiles are 64 columns */
         if (P->alg == SPX_SPMM_AUTO && !(opts.panel_cols > 0 && opts.panel_cols < P->n) &&
-            row_batches_may_pay(ctx, P)) {
+            row_batches_may_pay(ctx, P, &batches)) {
             /* the longest row is known once the bins are built */
             if ((s = build_bins(ctx, P, bounds)))
                 break;
             binned = true;
-            batches_shape b;
-            if (row_batches_pay(ctx, P, &b, why, sizeof why)) {
-                P->row_batches = b.threads;
-                P->row_batch = b.batch;
-                choose_bin_kernels(ctx, P);
+            if (row_batches_pay(ctx, P, &batches, why, sizeof why)) {
+                take_row_batches(ctx, P, &batches);
                 break;
             }
         }
