@@ -122,9 +122,11 @@ if [ $sanitize = 1 ]; then
   # a partial last tile) and on a 192 x 1152 one at 90 % at N = 1031 (of 256,
   # 16 a batch, two an SM, on 114-203 SMs); forced on the first at N = 255
   # (of 256, 32 a batch, one an SM, on 128 SMs or more; AUTO takes them from
-  # N = 256)
+  # N = 256); and AUTO on a pruned 512 x 512 layer at 98 % at N = 2051 (short
+  # rows: of 256, 8 a batch, three an SM; a partial last tile)
   build-gpu/spx gen pruned --rows 512 --cols 4608 --sparsity 0.95 --out "$lap/p.mtx" > /dev/null
   build-gpu/spx gen pruned --rows 192 --cols 1152 --sparsity 0.9 --out "$lap/q.mtx" > /dev/null
+  build-gpu/spx gen pruned --rows 512 --cols 512 --sparsity 0.98 --out "$lap/s.mtx" > /dev/null
   while read -r mtx n alg want; do
     for tool in memcheck racecheck; do
       if compute-sanitizer --tool $tool --error-exitcode 99 build-gpu/spx spmm "$lap/$mtx.mtx" --n $n --alg $alg \
@@ -139,6 +141,7 @@ if [ $sanitize = 1 ]; then
   done <<'EOF_BATCHES'
 p 1031 auto staged 16 at a time in shared memory and 16 B row segments in flight a lane, 32 rows a block of 512 threads
 q 1031 auto staged 16 at a time in shared memory and 16 B row segments in flight a lane, 16 rows a block of 256 threads (204 blocks, 2 an SM)
+s 2051 auto staged 8 at a time in shared memory and 8 B row segments in flight a lane, 16 rows a block of 256 threads (1056 blocks, 3 an SM)
 p 255 row_batches staged 32 at a time in shared memory and 32 B row segments in flight a lane, 16 rows a block of 256 threads
 EOF_BATCHES
   # BSR: AUTO on whole 16 x 16 blocks (clipped at the edges) on CUDA cores and

@@ -634,7 +634,10 @@ static int describe_row_batches(const batches_shape *b, char *why, size_t whylen
 /* AUTO gives every row a team of the row kernels' BATCHES
  * (row_batches_kernel in spmm_rows.cu: a team of 16 lanes a row and 64
  * columns, the entries staged 8, 16 or 32 at a time in shared memory, as many
- * B row segments in flight a lane) for f32 data at the exact precision, on
+ * B row segments in flight a lane) for f32 data, with FMA in f32 on the
+ * operands as given at every precision (at the tensor-core ones where the
+ * dense path and whole blocks do not pay, AUTO's other choices run on CUDA
+ * cores too), on
  * compute capability 9.0 and later (measured on an H100 alone; for sm_80
  * ptxas spills 0-32 bytes, 0-24 for sm_90), where N >= ROW_BATCHES_MIN_N;
  * either k >= ROW_BATCHES_MIN_K, or k >= ROW_BATCHES_SMALL_K (smaller k was
@@ -700,7 +703,7 @@ static int describe_row_batches(const batches_shape *b, char *why, size_t whylen
  * The batches' shape in *out. */
 static bool row_batches_may_pay(spx_ctx *ctx, const cuda_plan *P, batches_shape *out)
 {
-    if (P->dtype != SPX_F32 || P->precision != SPX_PRECISION_EXACT || P->n < ROW_BATCHES_MIN_N || P->m <= 0 ||
+    if (P->dtype != SPX_F32 || P->n < ROW_BATCHES_MIN_N || P->m <= 0 ||
         P->k < ROW_BATCHES_SMALL_K || spx__cuda(ctx)->info.cc_major < 9)
         return false;
     const double l2 = (double)spx__cuda(ctx)->info.l2_bytes, sms = (double)spx__cuda_sm_count(ctx);
@@ -1357,7 +1360,8 @@ static spx_status prepare_slabs(spx_ctx *ctx, cuda_plan *P, int slabs, int64_t p
 /* At the bf16 and f16 precisions the row kernels may read f32 data's B
  * rounded to that type, each call (spx__cuda_round_b): a gathered B row
  * segment then takes half the bytes, and A's values are rounded alike.
- * Forced row algorithms always do. AUTO does where the bytes from memory
+ * Forced row algorithms always do, but for the batches, which read B as
+ * given. AUTO does where the bytes from memory
  * shrink. An entry is far when the B rows within its distance of the
  * diagonal, on both sides, exceed the L2 cache: its segment comes from
  * memory, 4N bytes or 2N rounded. Near entries find B in L2 after its first
@@ -1372,7 +1376,8 @@ static spx_dtype row_kernels_round_b(spx_ctx *ctx, cuda_plan *P, spx_status *st)
 {
     enum { NB = SPX_CUDA_DIAGONAL_BUCKETS };
     *st = SPX_OK;
-    if (P->dtype != SPX_F32 || P->m == 0 || P->k == 0 || P->n == 0 ||
+    if (P->dtype != SPX_F32 || P->m == 0 || P->k == 0 || P->n == 0 || P->row_batches ||
+        P->alg == SPX_SPMM_ROW_BATCHES || /* they read B as given */
         (P->precision != SPX_PRECISION_BF16 && P->precision != SPX_PRECISION_F16))
         return 0;
     const spx_dtype to = P->precision == SPX_PRECISION_BF16 ? SPX_BF16 : SPX_F16;
@@ -1455,10 +1460,9 @@ spx_status spx__cuda_spmm_plan_create(spx_ctx *ctx, const spx_spmm_args *a, void
             s = spx__plan_prepare_dense(ctx, P, A, why, sizeof why);
         break;
     case SPX_SPMM_ROW_BATCHES: /* forced: the shape AUTO would give them */
-        if (P->dtype != SPX_F32 || P->precision != SPX_PRECISION_EXACT) {
-            s = spx__fail(ctx, SPX_ERR_UNSUPPORTED,
-                          "row_batches: f32 data at the exact precision only (got %s data, precision %s)",
-                          spx_dtype_name(P->dtype), spx_precision_name(P->precision));
+        if (P->dtype != SPX_F32) {
+            s = spx__fail(ctx, SPX_ERR_UNSUPPORTED, "row_batches: f32 data only (got %s data)",
+                          spx_dtype_name(P->dtype));
             break;
         }
         if ((s = prepare_csr(ctx, P, A, &P->csr)) || (s = build_bins(ctx, P, bounds)))
