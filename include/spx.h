@@ -575,7 +575,7 @@ typedef enum spx_spmm_alg {
  * more entries a column too far from the diagonal for their B rows to stay in
  * it, without slabs or panels under 64 columns) read f32 data's B rounded to
  * that type, and A's values rounded alike, with float FMA: half the bytes per
- * gathered row of B. */
+ * gathered row of B. ROW_BATCHES, forced or AUTO's, reads B as given. */
 typedef enum spx_precision {
     SPX_PRECISION_EXACT = 0,
     SPX_PRECISION_TF32 = 1,

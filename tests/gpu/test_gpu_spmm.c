@@ -338,8 +338,8 @@ static spx_matrix *one_long_row(int64_t rows, int64_t cols, int64_t len, int64_t
     return build_csr(rows, cols, lens, SPX_INDEX_I32);
 }
 
-/* Fails unless AUTO's plan for A at N (op N, A's value type) says `says`
- * (or, auto_plan_lacks, does not). */
+/* Fails unless AUTO's plan for A at N (op N, A's value type, the given
+ * precision) says `says` (or, with want false, does not). */
 static void plan_mentions(const spx_matrix *A, int64_t n, spx_precision precision, const char *says, bool want,
                           const char *name)
 {
@@ -578,8 +578,10 @@ static void whole_rows_shapes(void)
                        "block of 256 threads (1024 blocks, 3 an SM)", "pruned 512x512 at 98 % at N = 2048");
         /* the same at the tensor-core precisions, where the dense path does
          * not pay (nnz x N = 1.1e7), B read as given */
-        for (spx_precision p = SPX_PRECISION_TF32; p <= SPX_PRECISION_F16; p++)
+        for (spx_precision p = SPX_PRECISION_TF32; p <= SPX_PRECISION_F16; p++) {
             plan_mentions(A, 2048, p, "staged 8 at a time in shared memory", true, "pruned 512x512 at 98 % at N = 2048");
+            plan_mentions(A, 2048, p, "operands as given (not rounded)", true, "pruned 512x512 at 98 % at N = 2048");
+        }
     }
     static const int64_t n_short_rows[] = {2048, 2051};
     shape_matrix(A, "pruned 512x512 at 98 %", SPX_CSR, NULL, n_short_rows, 2);

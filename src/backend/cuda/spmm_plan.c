@@ -700,6 +700,9 @@ static int describe_row_batches(const batches_shape *b, char *why, size_t whylen
  *   the DLMC 2 % layer with k = 2048 (longest row 174), on the 2048 x 512
  *   one at N >= 2048 (32 blocks an SM and more) and on the 512 x 128
  *   layers.
+ * - At the bf16 and tf32 precisions, against AUTO before (the row kernels,
+ *   TILED, merge path, all on CUDA cores), same call: 1.117x on the 14 DLMC
+ *   products that change at bf16 (0.96-1.24x), 1.132x on 19 at tf32.
  * The batches' shape in *out. */
 static bool row_batches_may_pay(spx_ctx *ctx, const cuda_plan *P, batches_shape *out)
 {
