@@ -566,6 +566,8 @@ typedef enum spx_spmm_alg {
                                  (else SPX_ERR_UNSUPPORTED), with f32 FMA on the operands as given at every
                                  precision; k_slabs > 1 is refused and panel_cols ignored */
 } spx_spmm_alg;
+/* The number of algorithms, AUTO included: valid values are 0 to SPX_SPMM_ALG_COUNT - 1. */
+#define SPX_SPMM_ALG_COUNT (SPX_SPMM_ROW_BATCHES + 1)
 
 /* Arithmetic of the multiply. EXACT: FMA in the value type (f32 stays f32).
  * TF32/BF16/F16: tensor cores with operands rounded to that type and float

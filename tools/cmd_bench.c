@@ -79,7 +79,7 @@ static bool parse_algs(const char *s, bench_opts *o)
 {
     o->nalgs = 0;
     if (strcmp(s, "all") == 0) {
-        for (int a = SPX_SPMM_AUTO; a <= SPX_SPMM_ROW_BATCHES; a++)
+        for (int a = SPX_SPMM_AUTO; a < SPX_SPMM_ALG_COUNT; a++)
             o->algs[o->nalgs++] = (spx_spmm_alg)a;
         return true;
     }

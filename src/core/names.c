@@ -26,6 +26,7 @@ static const char *const backend_names[] = {"auto", "ref", "cpu", "cuda"};
 static const char *const alg_names[] = {"auto", "row_split", "warp_row", "block_row", "merge_path",
                                         "sell", "bsr", "outer", "gather_tc", "tiled", "dense", "band",
                                         "row_batches"};
+_Static_assert(sizeof alg_names / sizeof alg_names[0] == SPX_SPMM_ALG_COUNT, "a name for every SpMM algorithm");
 static const char *const precision_names[] = {"exact", "tf32", "bf16", "f16"};
 
 #define COUNT(a) ((int)(sizeof(a) / sizeof((a)[0])))

@@ -97,7 +97,7 @@ static spx_status check_options(spx_ctx *ctx, spmm_names nm, const spx_spmm_opti
 {
     if (!o)
         return SPX_OK;
-    if ((int)o->alg < SPX_SPMM_AUTO || (int)o->alg > SPX_SPMM_ROW_BATCHES)
+    if ((int)o->alg < SPX_SPMM_AUTO || (int)o->alg >= SPX_SPMM_ALG_COUNT)
         return spx__fail(ctx, SPX_ERR_INVALID_ARGUMENT, "%s: invalid algorithm %d", nm.fn, (int)o->alg);
     if ((int)o->precision < SPX_PRECISION_EXACT || (int)o->precision > SPX_PRECISION_F16)
         return spx__fail(ctx, SPX_ERR_INVALID_ARGUMENT, "%s: invalid precision %d", nm.fn, (int)o->precision);

@@ -36,7 +36,7 @@
 
 #include <ctype.h>
 
-#define NALG (SPX_SPMM_ROW_BATCHES + 1)
+#define NALG SPX_SPMM_ALG_COUNT
 #define NPREC (SPX_PRECISION_F16 + 1)
 #define MAX_RUNS 3
 #define MAX_FAIL_REPORTS 200
