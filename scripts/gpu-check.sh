@@ -117,8 +117,8 @@ if [ $sanitize = 1 ]; then
   fi
   cat "$lap/u8.log" >> "$OUT/sanitizer.log"
   # The rows in batches (f32 data, here at the exact precision; compute
-  # capability 9.0 on), through the
-  # CLI, checked: AUTO on a pruned 512 x 4608 layer at N = 1031 (blocks of
+  # capability 9.0 on), through the CLI, checked: AUTO on a pruned 512 x
+  # 4608 layer at N = 1031 (blocks of
   # 512 threads, 16 entries a batch; lanes spread over B's rows off 16 bytes,
   # a partial last tile) and on a 192 x 1152 one at 90 % at N = 1031 (of 256,
   # 16 a batch, two an SM, on 114-203 SMs); forced on the first at N = 255
