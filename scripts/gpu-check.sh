@@ -145,6 +145,30 @@ q 1031 auto staged 16 at a time in shared memory and 16 B row segments in flight
 s 2051 auto staged 8 at a time in shared memory and 8 B row segments in flight a lane, 16 rows a block of 256 threads (1056 blocks, 3 an SM)
 p 255 row_batches staged 32 at a time in shared memory and 32 B row segments in flight a lane, 16 rows a block of 256 threads
 EOF_BATCHES
+  # The dense path's own GEMM on wgmma (compute capability 9.0) for f32 data,
+  # its blocks rounding B in shared memory, forced, through the CLI, checked:
+  # 128 x 128 tiles (1900 x 70 at N = 1000), 64 x 128 (512 x 512 at N =
+  # 2048), and 64 x 64 with k in parts (192 x 1152 at N = 260, on 132 SMs; a
+  # partial last tile)
+  build-gpu/spx gen pruned --rows 1900 --cols 70 --sparsity 0.9 --out "$lap/w1.mtx" > /dev/null
+  build-gpu/spx gen pruned --rows 512 --cols 512 --sparsity 0.9 --out "$lap/w2.mtx" > /dev/null
+  build-gpu/spx gen pruned --rows 192 --cols 1152 --sparsity 0.9 --out "$lap/w3.mtx" > /dev/null
+  while read -r mtx n prec want; do
+    for tool in memcheck racecheck; do
+      if compute-sanitizer --tool $tool --error-exitcode 99 build-gpu/spx spmm "$lap/$mtx.mtx" --n $n --alg dense \
+           --precision $prec --backend cuda --explain --check --beta 0.5 < /dev/null > "$lap/w.log" 2>&1; then
+        note "sanitizer $tool spx spmm (own GEMM on f32 data, $mtx.mtx, N = $n, $prec): clean$(grep -q "$want" "$lap/w.log" ||
+          echo ", but the plan does not say \"$want\" on this GPU")"
+      else
+        note "sanitizer $tool spx spmm (own GEMM on f32 data, $mtx.mtx, N = $n, $prec): ERRORS (see sanitizer.log)"
+      fi
+      cat "$lap/w.log" >> "$OUT/sanitizer.log"
+    done
+  done <<'EOF_WGMMA'
+w1 1000 bf16 wgmma), 128 x 128 tiles
+w2 2048 bf16 wgmma), 64 x 128 tiles
+w3 260 f16 wgmma), k in 4 parts
+EOF_WGMMA
   # BSR: AUTO on whole 16 x 16 blocks (clipped at the edges) on CUDA cores and
   # on tensor cores, and a BSR input of 16 x 32 blocks whose last block
   # column's second half starts past k = 997, through the CLI, checked

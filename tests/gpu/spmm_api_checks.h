@@ -339,38 +339,40 @@ static bool own_gemm_on_wgmma(void)
 }
 
 /* The wgmma kernel cuts a long k into parts where its tiles are too few for
- * the SMs (128 x 2048 at N = 1000: 32 tiles of 64 x 64, k in 8 parts); the tile's
- * last block adds the parts in their order, so that repeats are bit-identical
- * whichever part finished first. (The non-finite B cases check the values.) */
-static void check_dense_parts_repeat(void)
+ * the SMs (128 x 2048 at N = 1000: 32 tiles of 64 x 64, k in 8 parts, for
+ * bf16 data and for f32 data at bf16 precision); the tile's last block adds
+ * the parts in their order, so that repeats are bit-identical whichever part
+ * finished first. (The non-finite B cases check the values.) */
+static void check_dense_parts_repeat(spx_dtype dt, spx_precision prec)
 {
     const int64_t m = 128, k = 2048, n = 1000;
+    const size_t es = spx_dtype_size(dt);
     spx_matrix *A = NULL;
     spx_spmm_plan *plan = NULL;
-    uint16_t *B = malloc((size_t)(k * n) * 2), *C[3] = {malloc((size_t)(m * n) * 2), malloc((size_t)(m * n) * 2),
-                                                         malloc((size_t)(m * n) * 2)};
-    CHECK_OK(g_ctx, spx_gen_uniform(g_ctx, m, k, k / 10, next_seed(), SPX_BF16, SPX_INDEX_I32, &A));
-    spx_spmm_options o = {.alg = SPX_SPMM_DENSE};
+    unsigned char *B = malloc((size_t)(k * n) * es),
+                  *C[3] = {malloc((size_t)(m * n) * es), malloc((size_t)(m * n) * es), malloc((size_t)(m * n) * es)};
+    CHECK_OK(g_ctx, spx_gen_uniform(g_ctx, m, k, k / 10, next_seed(), dt, SPX_INDEX_I32, &A));
+    spx_spmm_options o = {.alg = SPX_SPMM_DENSE, .precision = prec};
     if (A)
-        CHECK_OK(g_ctx, spx_spmm_plan_create(g_ctx, SPX_OP_NONE, A, n, SPX_BF16, &o, &plan));
+        CHECK_OK(g_ctx, spx_spmm_plan_create(g_ctx, SPX_OP_NONE, A, n, dt, &o, &plan));
     if (!plan || !B || !C[0] || !C[1] || !C[2]) {
         TFAIL("dense path, parts of k: no plan or no host memory");
         goto done;
     }
     if (!strstr(spx_spmm_plan_explain(plan), " parts of "))
-        TFAIL("dense path, 128 x 2048, N = 1000, bf16: the plan does not cut k into parts: %s",
-              spx_spmm_plan_explain(plan));
+        TFAIL("dense path, 128 x 2048, N = 1000, %s %s: the plan does not cut k into parts: %s", spx_dtype_name(dt),
+              spx_precision_name(prec), spx_spmm_plan_explain(plan));
     uint64_t r = next_seed();
     for (int64_t x = 0; x < k * n; x++)
-        elem_store((unsigned char *)(B + x), SPX_BF16,
-                   (double)(spx__splitmix64(&r) >> 11) / 9007199254740992.0 - 0.5);
-    spx_dense Bd = spx_dense_make(B, k, n, n, SPX_BF16, SPX_ROW_MAJOR, SPX_MEM_HOST);
+        elem_store(B + x * es, dt, (double)(spx__splitmix64(&r) >> 11) / 9007199254740992.0 - 0.5);
+    spx_dense Bd = spx_dense_make(B, k, n, n, dt, SPX_ROW_MAJOR, SPX_MEM_HOST);
     for (int rep = 0; rep < 3; rep++) {
-        spx_dense Cd = spx_dense_make(C[rep], m, n, n, SPX_BF16, SPX_ROW_MAJOR, SPX_MEM_HOST);
+        spx_dense Cd = spx_dense_make(C[rep], m, n, n, dt, SPX_ROW_MAJOR, SPX_MEM_HOST);
         CHECK_OK(g_ctx, spx_spmm_plan_execute(g_ctx, plan, 1.0, &Bd, 0.0, &Cd));
         g_error_checks++;
-        if (rep && memcmp(C[0], C[rep], (size_t)(m * n) * 2))
-            TFAIL("dense path, parts of k: run %d differs from run 1", rep + 1);
+        if (rep && memcmp(C[0], C[rep], (size_t)(m * n) * es))
+            TFAIL("dense path, parts of k, %s %s: run %d differs from run 1", spx_dtype_name(dt),
+                  spx_precision_name(prec), rep + 1);
     }
 done:
     spx_spmm_plan_destroy(plan);
@@ -384,8 +386,8 @@ done:
  * operands, cuBLASLt the rest and every other precision; the plan says which.
  * With wgmma it takes 16-bit data up to 3.5e9 flops and C of 4.2e6 elements,
  * past k = 1152 where its 64 x 64 tiles give nine SMs in ten a block or k
- * of 2048 and more is cut into parts
- * (own_wgmma, for 100+ SMs); f32 data keeps mma.sync's bounds. */
+ * is cut into parts (own_wgmma, for 100+ SMs), and f32 data rounded to 16
+ * bits up to 1.3e9 flops. */
 static void check_dense_own_gemm(void)
 {
     static const struct {
@@ -401,11 +403,13 @@ static void check_dense_own_gemm(void)
         {300, 203, 101, SPX_F32, SPX_PRECISION_TF32, false, false},
         {300, 203, 101, SPX_F32, SPX_PRECISION_EXACT, false, false},
         {64, 1024, 100, SPX_BF16, SPX_PRECISION_EXACT, true, true},     /* 16-bit B: k up to 1152 */
-        {64, 1024, 100, SPX_F32, SPX_PRECISION_BF16, false, false},     /* f32 B, rounded: k up to 512 */
-        {64, 1600, 100, SPX_BF16, SPX_PRECISION_EXACT, false, false},   /* k past the bound, few tiles */
+        {64, 1024, 100, SPX_F32, SPX_PRECISION_BF16, false, true},      /* f32 B, rounded: k up to 512 (1152) */
+        {64, 1600, 100, SPX_BF16, SPX_PRECISION_EXACT, false, true},    /* k past the bound: 2 tiles, k in parts */
         {64, 2048, 100, SPX_BF16, SPX_PRECISION_EXACT, false, true},    /* ... k long enough for parts */
         {600, 2048, 1000, SPX_BF16, SPX_PRECISION_EXACT, false, true},  /* ... tiles for every SM */
         {512, 3000, 1100, SPX_F16, SPX_PRECISION_EXACT, false, true},   /* 3.4e9 flops */
+        {512, 3000, 1100, SPX_F32, SPX_PRECISION_F16, false, false},    /* ... past f32's 1.3e9 */
+        {512, 1200, 1024, SPX_F32, SPX_PRECISION_BF16, false, true},    /* 1.26e9 flops, k past 1152 */
         {512, 4608, 1024, SPX_F16, SPX_PRECISION_EXACT, false, false},  /* 4.8e9 flops: cuBLASLt's route */
         {2048, 512, 4096, SPX_BF16, SPX_PRECISION_EXACT, false, false}, /* a product cuBLASLt runs faster */
     };
@@ -421,10 +425,12 @@ static void check_dense_own_gemm(void)
         if (A)
             CHECK_OK(g_ctx, spx_spmm_plan_create(g_ctx, SPX_OP_NONE, A, cases[c].n, cases[c].dt, &o, &plan));
         g_error_checks++;
-        const bool own = wgmma && cases[c].dt != SPX_F32 ? cases[c].own_wgmma : cases[c].own;
-        const char *says = !own                             ? "spx's own kernel"
-                           : wgmma && cases[c].dt != SPX_F32 ? "spx's own kernel in one launch (wgmma)"
-                                                             : "spx's own kernel in one launch (mma.sync)";
+        const bool on_wgmma = wgmma && (cases[c].dt != SPX_F32 || cases[c].prec == SPX_PRECISION_BF16 ||
+                                        cases[c].prec == SPX_PRECISION_F16),
+                   own = on_wgmma ? cases[c].own_wgmma : cases[c].own;
+        const char *says = !own       ? "spx's own kernel"
+                           : on_wgmma ? "spx's own kernel in one launch (wgmma)"
+                                      : "spx's own kernel in one launch (mma.sync)";
         if (plan && !strstr(spx_spmm_plan_explain(plan), says) != !own)
             TFAIL("dense path, %lld x %lld, N = %lld, %s %s: the plan %s \"%s\": %s", (long long)cases[c].m,
                   (long long)cases[c].k, (long long)cases[c].n, spx_dtype_name(cases[c].dt),
@@ -432,8 +438,10 @@ static void check_dense_own_gemm(void)
         spx_spmm_plan_destroy(plan);
         spx_matrix_destroy(A);
     }
-    if (wgmma)
-        check_dense_parts_repeat();
+    if (wgmma) {
+        check_dense_parts_repeat(SPX_BF16, SPX_PRECISION_EXACT);
+        check_dense_parts_repeat(SPX_F32, SPX_PRECISION_BF16);
+    }
 }
 
 /* ---- expected errors ----------------------------------------------------------------- */

@@ -276,19 +276,20 @@ cudaError_t spx__cuda_dense_fix_from_c(const spx_cuda_csr *A, const spx_cuda_den
 bool spx__cuda_dense_mma_fits(const spx_cuda_densified *D, const spx_cuda_dense_args *d, int64_t m);
 cudaError_t spx__cuda_dense_mma(const spx_cuda_csr *A, const spx_cuda_densified *D, const spx_cuda_dense_args *d,
                                 int64_t k, int64_t sms);
-/* The same with wgmma (spmm_dense_wgmma.cu), for bf16 and f16 data (d->dtype
- * D's type) on devices of compute capability 9.0, in builds with SPX_HAVE_WGMMA
- * (sm_90a code). Its blocks take tiles of bm x bn of C, and where the tiles
- * are too few for the SMs, k in `splits` parts of `part` steps of 64: each
- * part's block writes its sums to `partial` (tiles x splits x bm x bn
- * floats), and the tile's last block to finish adds them in the parts' order
- * (bit-exact from run to run) and stores C. `arrived` (tiles counters) must
- * be zero before the first launch; each launch leaves them so. */
+/* The same with wgmma (spmm_dense_wgmma.cu), for the same operands, on
+ * devices of compute capability 9.0, in builds with SPX_HAVE_WGMMA (sm_90a
+ * code). Its blocks take tiles of bm x bn of C, and where the tiles are too
+ * few for the SMs, k in `splits` parts of `part` steps of 64: each part's
+ * block writes its sums to `partial` (tiles x splits x bm x bn floats), and
+ * the tile's last block to finish adds them in the parts' order (bit-exact
+ * from run to run) and stores C. `arrived` (tiles counters) must be zero
+ * before the first launch; each launch leaves them so. `rounded`: f32 B,
+ * which the blocks round (fewer of them fit an SM). */
 typedef struct spx_cuda_wgmma_shape {
     int bm, bn, splits, part;
     int64_t tiles;
 } spx_cuda_wgmma_shape;
-spx_cuda_wgmma_shape spx__cuda_dense_wgmma_shape(int64_t m, int64_t n, int64_t k, int64_t sms);
+spx_cuda_wgmma_shape spx__cuda_dense_wgmma_shape(int64_t m, int64_t n, int64_t k, int64_t sms, bool rounded);
 cudaError_t spx__cuda_dense_wgmma(const spx_cuda_csr *A, const spx_cuda_densified *D, const spx_cuda_dense_args *d,
                                   int64_t k, const spx_cuda_wgmma_shape *shape, float *partial, int *arrived);
 

@@ -217,8 +217,9 @@ int64_t spx__plan_dense_bytes(const cuda_plan *P);
  * below, spmm_dense_wgmma.cu), where B's rows start on 16 bytes: 16-bit
  * operands and a small product. */
 bool spx__plan_dense_mma_pays(spx_ctx *ctx, const cuda_plan *P);
-/* Whether spx's own GEMM would run on wgmma: 16-bit data on a device of
- * compute capability 9.0, in a build with its sm_90a code. */
+/* Whether spx's own GEMM would run on wgmma: 16-bit operands (f32 data
+ * rounded to them, or data of their type) on a device of compute capability
+ * 9.0, in a build with its sm_90a code. */
 bool spx__plan_dense_wgmma(spx_ctx *ctx, const cuda_plan *P);
 
 #endif

@@ -516,20 +516,33 @@ bool spx__plan_dense_fix_from_c(spx_ctx *ctx, const cuda_plan *P)
  * DENSE_MMA_MAX_K it needs 64 x 64 tiles for nine SMs in ten, or k cut into
  * parts (spx__cuda_dense_wgmma_shape), which a block would otherwise walk
  * whole (512 x 4608 x 256 gives 32 blocks: 27.5 us against 16.5 by
- * cuBLASLt's route; in 4-8 parts 13-14 us against 18-20). */
+ * cuBLASLt's route; in 4-8 parts 13-14 us against 18-20).
+ *
+ * f32 data at bf16 and f16 precision runs on the wgmma kernel too, its
+ * blocks rounding B in shared memory, where cuBLASLt's route first writes B
+ * rounded in a pass of its own. Up to DENSE_WGMMA_MAX_FLOPS_ROUNDED it won
+ * on 65 of 142 DLMC and generated pruned products at N = 256-4096, by up to
+ * 2.9x (128 x 1152 x 256: 10.6 us against 14.8-23.4; 2048 x 512 x 256: 9.7
+ * against 12.0; 512 x 512 x 1024: 10.5 against 12.5-13.3; H100, forced dense
+ * path, bf16 precision, two runs), and lost on 13, ten by under 10 % (512 x 128 x 256,
+ * where mma.sync took 5.6-6.7 us: 6.2-8.6). Past it, its blocks copy twice
+ * B's bytes of the 16-bit kernel and fewer fit an SM: 512 x 2048 x 1024
+ * took 23.2 us against 18.1-18.5, 2048 x 512 x 4096 49 against 34.5. */
 #define DENSE_MMA_MAX_FLOPS 1.3e9
 #define DENSE_MMA_MAX_K 1152
 #define DENSE_MMA_MAX_FLOPS_ROUNDED 6e8
 #define DENSE_MMA_MAX_K_ROUNDED 512
 #define DENSE_WGMMA_MAX_FLOPS 3.5e9
 #define DENSE_WGMMA_MAX_OUTPUT 4.2e6
+#define DENSE_WGMMA_MAX_FLOPS_ROUNDED 1.3e9
 
 bool spx__plan_dense_wgmma(spx_ctx *ctx, const cuda_plan *P)
 {
 #ifdef SPX_HAVE_WGMMA
     const spx_device_info *di = &spx__cuda(ctx)->info;
-    return di->cc_major == 9 && di->cc_minor == 0 && (P->dtype == SPX_BF16 || P->dtype == SPX_F16) &&
-           spx__plan_operand_type(P) == P->dtype;
+    const spx_dtype t = spx__plan_operand_type(P);
+    return di->cc_major == 9 && di->cc_minor == 0 && (t == SPX_BF16 || t == SPX_F16) &&
+           (P->dtype == t || P->dtype == SPX_F32);
 #else
     (void)ctx;
     (void)P;
@@ -544,10 +557,11 @@ bool spx__plan_dense_mma_pays(spx_ctx *ctx, const cuda_plan *P)
     const double flops = 2.0 * (double)P->m * (double)P->k * (double)P->n;
 #ifdef SPX_HAVE_WGMMA
     if (spx__plan_dense_wgmma(ctx, P))
-        return flops <= DENSE_WGMMA_MAX_FLOPS && (double)P->m * (double)P->n <= DENSE_WGMMA_MAX_OUTPUT &&
+        return flops <= (rounded ? DENSE_WGMMA_MAX_FLOPS_ROUNDED : DENSE_WGMMA_MAX_FLOPS) &&
+               (double)P->m * (double)P->n <= DENSE_WGMMA_MAX_OUTPUT &&
                (P->k <= DENSE_MMA_MAX_K ||
                 10 * ((P->m + 63) / 64) * ((P->n + 63) / 64) >= 9 * spx__cuda_sm_count(ctx) ||
-                spx__cuda_dense_wgmma_shape(P->m, P->n, P->k, spx__cuda_sm_count(ctx)).splits > 1);
+                spx__cuda_dense_wgmma_shape(P->m, P->n, P->k, spx__cuda_sm_count(ctx), rounded).splits > 1);
 #endif
     return (t == SPX_BF16 || t == SPX_F16) && P->k <= (rounded ? DENSE_MMA_MAX_K_ROUNDED : DENSE_MMA_MAX_K) &&
            flops <= (rounded ? DENSE_MMA_MAX_FLOPS_ROUNDED : DENSE_MMA_MAX_FLOPS);
@@ -601,7 +615,7 @@ spx_status spx__plan_prepare_dense(spx_ctx *ctx, cuda_plan *P, const spx_matrix 
     char parts[128] = "";
 #ifdef SPX_HAVE_WGMMA
     if (P->dense_wgmma) {
-        P->wgmma = spx__cuda_dense_wgmma_shape(P->m, P->n, P->k, spx__cuda_sm_count(ctx));
+        P->wgmma = spx__cuda_dense_wgmma_shape(P->m, P->n, P->k, spx__cuda_sm_count(ctx), P->dtype == SPX_F32);
         const spx_cuda_wgmma_shape *w = &P->wgmma;
         if (w->splits > 1 &&
             ((s = spx__plan_alloc(ctx, P, (void **)&P->wgmma_partial,
