@@ -116,6 +116,23 @@ if [ $sanitize = 1 ]; then
     note "sanitizer memcheck spx spmm (row runs on rounded B): ERRORS (see sanitizer.log)"
   fi
   cat "$lap/u8.log" >> "$OUT/sanitizer.log"
+  # sanitize_plan LABEL MTX N WANT ARGS...: spx spmm on $lap/MTX.mtx at N
+  # columns with ARGS, checked, under memcheck and racecheck; notes whether
+  # each run was clean and whether the plan said WANT
+  sanitize_plan() {
+    local label=$1 mtx=$2 n=$3 want=$4 tool
+    shift 4
+    for tool in memcheck racecheck; do
+      if compute-sanitizer --tool $tool --error-exitcode 99 build-gpu/spx spmm "$lap/$mtx.mtx" --n "$n" "$@" \
+           --backend cuda --explain --check --beta 0.5 < /dev/null > "$lap/plan.log" 2>&1; then
+        note "sanitizer $tool spx spmm ($label, $mtx.mtx, N = $n): clean$(grep -q "$want" "$lap/plan.log" ||
+          echo ", but the plan does not say \"$want\" on this GPU")"
+      else
+        note "sanitizer $tool spx spmm ($label, $mtx.mtx, N = $n): ERRORS (see sanitizer.log)"
+      fi
+      cat "$lap/plan.log" >> "$OUT/sanitizer.log"
+    done
+  }
   # The rows in batches (f32 data, here at the exact precision; compute
   # capability 9.0 on), through the CLI, checked: AUTO on a pruned 512 x
   # 4608 layer at N = 1031 (blocks of
@@ -129,16 +146,7 @@ if [ $sanitize = 1 ]; then
   build-gpu/spx gen pruned --rows 192 --cols 1152 --sparsity 0.9 --out "$lap/q.mtx" > /dev/null
   build-gpu/spx gen pruned --rows 512 --cols 512 --sparsity 0.98 --out "$lap/s.mtx" > /dev/null
   while read -r mtx n alg want; do
-    for tool in memcheck racecheck; do
-      if compute-sanitizer --tool $tool --error-exitcode 99 build-gpu/spx spmm "$lap/$mtx.mtx" --n $n --alg $alg \
-           --backend cuda --explain --check --beta 0.5 < /dev/null > "$lap/p.log" 2>&1; then
-        note "sanitizer $tool spx spmm (rows in batches, $mtx.mtx, N = $n, $alg): clean$(grep -q "$want" "$lap/p.log" ||
-          echo ", but the plan is not this shape of the batches ($want) on this GPU")"
-      else
-        note "sanitizer $tool spx spmm (rows in batches, $mtx.mtx, N = $n, $alg): ERRORS (see sanitizer.log)"
-      fi
-      cat "$lap/p.log" >> "$OUT/sanitizer.log"
-    done
+    sanitize_plan "rows in batches, $alg" "$mtx" "$n" "$want" --alg "$alg"
   done <<'EOF_BATCHES'
 p 1031 auto staged 16 at a time in shared memory and 16 B row segments in flight a lane, 32 rows a block of 512 threads
 q 1031 auto staged 16 at a time in shared memory and 16 B row segments in flight a lane, 16 rows a block of 256 threads (204 blocks, 2 an SM)
@@ -154,16 +162,7 @@ EOF_BATCHES
   build-gpu/spx gen pruned --rows 512 --cols 512 --sparsity 0.9 --out "$lap/w2.mtx" > /dev/null
   build-gpu/spx gen pruned --rows 192 --cols 1152 --sparsity 0.9 --out "$lap/w3.mtx" > /dev/null
   while read -r mtx n prec want; do
-    for tool in memcheck racecheck; do
-      if compute-sanitizer --tool $tool --error-exitcode 99 build-gpu/spx spmm "$lap/$mtx.mtx" --n $n --alg dense \
-           --precision $prec --backend cuda --explain --check --beta 0.5 < /dev/null > "$lap/w.log" 2>&1; then
-        note "sanitizer $tool spx spmm (own GEMM on f32 data, $mtx.mtx, N = $n, $prec): clean$(grep -q "$want" "$lap/w.log" ||
-          echo ", but the plan does not say \"$want\" on this GPU")"
-      else
-        note "sanitizer $tool spx spmm (own GEMM on f32 data, $mtx.mtx, N = $n, $prec): ERRORS (see sanitizer.log)"
-      fi
-      cat "$lap/w.log" >> "$OUT/sanitizer.log"
-    done
+    sanitize_plan "own GEMM on f32 data, $prec" "$mtx" "$n" "$want" --alg dense --precision "$prec"
   done <<'EOF_WGMMA'
 w1 1000 bf16 wgmma), 128 x 128 tiles
 w2 2048 bf16 wgmma), 64 x 128 tiles
