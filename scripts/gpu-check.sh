@@ -125,7 +125,7 @@ if [ $sanitize = 1 ]; then
     for tool in memcheck racecheck; do
       if compute-sanitizer --tool $tool --error-exitcode 99 build-gpu/spx spmm "$lap/$mtx.mtx" --n "$n" "$@" \
            --backend cuda --explain --check --beta 0.5 < /dev/null > "$lap/plan.log" 2>&1; then
-        note "sanitizer $tool spx spmm ($label, $mtx.mtx, N = $n): clean$(grep -q "$want" "$lap/plan.log" ||
+        note "sanitizer $tool spx spmm ($label, $mtx.mtx, N = $n): clean$(grep -qF "$want" "$lap/plan.log" ||
           echo ", but the plan does not say \"$want\" on this GPU")"
       else
         note "sanitizer $tool spx spmm ($label, $mtx.mtx, N = $n): ERRORS (see sanitizer.log)"

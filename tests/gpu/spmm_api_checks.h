@@ -314,19 +314,19 @@ static void check_nonfinite_b(void)
     /* small enough for the dense path's own GEMM with 16-bit operands: k = 203
      * ends inside a 16-byte piece of A's rows, m, k and N inside its tiles */
     nonfinite_shape(300, 203, 101, NULL);
-    /* the own GEMM's longest k for 16-bit data: 1100 in 18 steps of 64, the
-     * last one ending inside a 16-byte piece of A's rows (f32 data takes
-     * cuBLASLt there) */
+    /* the own GEMM's longest k for 16-bit data on mma.sync: 1100 in 18 steps
+     * of 64, the last one ending inside a 16-byte piece of A's rows (f32 data
+     * takes cuBLASLt there, or, on compute capability 9.0, the wgmma kernel) */
     nonfinite_shape(70, 1100, 200, NULL);
-    /* with wgmma (compute capability 9.0), 16-bit data: k = 3001 in 47 steps,
-     * past mma.sync's bound, cut into 8 parts (3 tiles), the last ending
-     * inside a step; 128 x 128 tiles (132 SMs), k in 2 steps */
+    /* with wgmma (compute capability 9.0), 16-bit operands: k = 3001 in 47
+     * steps, past mma.sync's bound, cut into 8 parts (3 tiles), the last
+     * ending inside a step; 128 x 128 tiles (132 SMs), k in 2 steps */
     nonfinite_shape(60, 3001, 130, NULL);
     nonfinite_shape(1900, 70, 1000, NULL);
 }
 
-/* Whether the dense path's own GEMM runs 16-bit data on wgmma here: a device
- * of compute capability 9.0 and a build with its sm_90a code. */
+/* Whether the dense path's own GEMM runs 16-bit operands on wgmma here: a
+ * device of compute capability 9.0 and a build with its sm_90a code. */
 static bool own_gemm_on_wgmma(void)
 {
     spx_device_info di;
@@ -339,10 +339,10 @@ static bool own_gemm_on_wgmma(void)
 }
 
 /* The wgmma kernel cuts a long k into parts where its tiles are too few for
- * the SMs (128 x 2048 at N = 1000: 32 tiles of 64 x 64, k in 8 parts, for
- * bf16 data and for f32 data at bf16 precision); the tile's last block adds
- * the parts in their order, so that repeats are bit-identical whichever part
- * finished first. (The non-finite B cases check the values.) */
+ * the SMs (128 x 2048 at N = 1000: 32 tiles of 64 x 64, k in 8 parts for bf16
+ * data, 4 for f32 data at bf16 precision, on 132 SMs); the tile's last block
+ * adds the parts in their order, so that repeats are bit-identical whichever
+ * part finished first. (The non-finite B cases check the values.) */
 static void check_dense_parts_repeat(spx_dtype dt, spx_precision prec)
 {
     const int64_t m = 128, k = 2048, n = 1000;
@@ -356,7 +356,8 @@ static void check_dense_parts_repeat(spx_dtype dt, spx_precision prec)
     if (A)
         CHECK_OK(g_ctx, spx_spmm_plan_create(g_ctx, SPX_OP_NONE, A, n, dt, &o, &plan));
     if (!plan || !B || !C[0] || !C[1] || !C[2]) {
-        TFAIL("dense path, parts of k: no plan or no host memory");
+        TFAIL("dense path, parts of k, %s %s: no plan or no host memory", spx_dtype_name(dt),
+              spx_precision_name(prec));
         goto done;
     }
     if (!strstr(spx_spmm_plan_explain(plan), " parts of "))

@@ -18,9 +18,9 @@
 // kernel times: 2048 x 512 x 1024 in 14.8 us against 5.7; 512 x 4608 x 1024
 // in 35 against 10; more stages, 8 warps or 128 x 128 tiles did not change
 // that); the plan takes it only where launches bound the product
-// (spmm_plan_formats.c). On compute capability 9.0, bf16 and f16 data run
-// spmm_dense_wgmma.cu's kernel instead; what the two share is in
-// spmm_dense_mma.cuh.
+// (spmm_plan_formats.c). On compute capability 9.0, bf16 and f16 data and
+// f32 data rounded to them run spmm_dense_wgmma.cu's kernel instead; what the
+// two share is in spmm_dense_mma.cuh.
 #include "backend/cuda/dynamic_smem.cuh"
 #include "backend/cuda/spmm_dense_mma.cuh"
 

@@ -10,13 +10,14 @@
 // warpgroup), k in steps of 64 through a ring of STAGES cp.async slots. The
 // slots are in wgmma's 128-byte swizzle: A's tile as rows of 64 k (K-major),
 // B's as rows of 64 columns (MN-major, wgmma's transposed B), so both are
-// copied from global memory as they lie. f32 B is copied as it lies into
-// slots of its own, and each step the block rounds the step's tile into one
-// of two slots in wgmma's layout: cuBLASLt's route takes a pass over B for
-// that (B read as f32, written and read again as 16 bits) and two launches
-// more. Copies run STAGES - 2 tiles ahead and are issued after the step's
-// wgmma, while it runs: the ring slot being refilled (and the rounded slot
-// being rewritten) was read by the wgmma group two steps back, which every
+// copied from global memory as they lie. f32 B is copied as it lies into slots
+// of its own, and each step the block rounds the step's tile into one of two
+// slots in wgmma's layout before the step's wgmma: cuBLASLt's route takes a
+// pass over B for that (B read as f32, written and read again as 16 bits) and
+// two launches more. Copies run STAGES - 2 tiles ahead and are issued after
+// the step's wgmma, while it runs: the ring slot being refilled was read two
+// steps back (by that step's wgmma, or for f32 B by its rounding), and so was
+// the rounded slot being rewritten (by that step's wgmma), which every
 // warpgroup has waited for before the step's barrier. The epilogue is the
 // mma.sync kernel's (the accumulators are laid out as mma.sync's, a warp's 16
 // rows each): elements whose sum is not finite are computed again from A's

@@ -1123,11 +1123,11 @@ static bool blocks_may_pay(const cuda_plan *P)
  * with nnz x N from 8e3 x k the eight DLMC products that asked for 8e3-2.4e4
  * x k took 5.7-11.9 us where the sparse kernels took 7.2-16.6 (bf16 data);
  * f32 data, which it also rounds, still lost there (the 512 x 512 layer at
- * N = 256: 10.3 us against 8.8) and keeps 2.4e4 x k. Its wgmma kernel
- * (compute capability 9.0, 16-bit data) is as fast as cuBLASLt's route where
- * it runs, so it asks for the share of cuBLASLt's 16-bit GEMMs,
- * DENSE_SHARE_16: at 1/25 the 2 % 512 x 2048 layer at N = 4096 went to the
- * sparse kernels (48.8 us against 26.3). Measured on DLMC layers
+ * N = 256: 10.3 us against 8.8) and keeps 2.4e4 x k. Its wgmma kernel (compute
+ * capability 9.0, 16-bit operands: f32 data rounded to them too) is as fast as
+ * cuBLASLt's route where it runs, so it asks for the share of cuBLASLt's
+ * 16-bit GEMMs, DENSE_SHARE_16: at 1/25 the 2 % 512 x 2048 layer at N = 4096
+ * went to the sparse kernels (48.8 us against 26.3). Measured on DLMC layers
  * (docs/PERFORMANCE.md): f32 data on an H100, bf16 and f16 data on an H200;
  * f64 takes it only when forced. */
 static bool dense_on_tensor_cores(const cuda_plan *P)

@@ -502,7 +502,7 @@ bool spx__plan_dense_fix_from_c(spx_ctx *ctx, const cuda_plan *P)
  * 26 us where cuBLASLt's route took 19-21.
  *
  * On compute capability 9.0 its wgmma kernel (spmm_dense_wgmma.cu) takes
- * 16-bit data instead: 1.0-2.6x faster (512 x 2048 x 4096: 19.6 us against
+ * 16-bit data instead (and f32 data, below): 1.0-2.6x faster (512 x 2048 x 4096: 19.6 us against
  * 43; 512 x 4608 x 4096: 36.5 against 91), but 1.2-2.3x slower than
  * cuBLASLt's GEMM. cuBLASLt's route, whose fix-up reads C (m <= k) and whose
  * host work takes it to 14-20 us on small products, wins from about
@@ -518,16 +518,18 @@ bool spx__plan_dense_fix_from_c(spx_ctx *ctx, const cuda_plan *P)
  * whole (512 x 4608 x 256 gives 32 blocks: 27.5 us against 16.5 by
  * cuBLASLt's route; in 4-8 parts 13-14 us against 18-20).
  *
- * f32 data at bf16 and f16 precision runs on the wgmma kernel too, its
- * blocks rounding B in shared memory, where cuBLASLt's route first writes B
- * rounded in a pass of its own. Up to DENSE_WGMMA_MAX_FLOPS_ROUNDED it won
- * on 65 of 142 DLMC and generated pruned products at N = 256-4096, by up to
- * 2.9x (128 x 1152 x 256: 10.6 us against 14.8-23.4; 2048 x 512 x 256: 9.7
- * against 12.0; 512 x 512 x 1024: 10.5 against 12.5-13.3; H100, forced dense
- * path, bf16 precision, two runs), and lost on 13, ten by under 10 % (512 x 128 x 256,
- * where mma.sync took 5.6-6.7 us: 6.2-8.6). Past it, its blocks copy twice
- * B's bytes of the 16-bit kernel and fewer fit an SM: 512 x 2048 x 1024
- * took 23.2 us against 18.1-18.5, 2048 x 512 x 4096 49 against 34.5. */
+ * f32 data at bf16 and f16 precision runs on the wgmma kernel too, its blocks
+ * rounding B in shared memory, where cuBLASLt's route first writes B rounded
+ * in a pass of its own. Up to DENSE_WGMMA_MAX_FLOPS_ROUNDED it won on 65 of
+ * 142 DLMC and generated pruned products at N = 256-4096, by up to 2.9x
+ * (generated 512 x 1024 x 512: 13.6 us against 39.9; 128 x 1152 x 256: 10.6 us
+ * against 14.8-23.4; 2048 x 512 x 256: 9.7 against 12.0; 512 x 512 x 1024:
+ * 10.5 against 12.5-13.3; H100, forced dense path, bf16 precision, two runs),
+ * and lost on 13, ten by under 10 % (the others: 512 x 128 x 256 on two
+ * layers, where mma.sync took 5.6 and 6.7 us, 7.5 and 8.6; 384 x 1536 x 1024,
+ * 24.9 against 21.4). Past it, its blocks copy twice B's bytes of the 16-bit
+ * kernel and fewer fit an SM: 512 x 2048 x 1024 took 23.2 us against
+ * 18.1-18.5, 2048 x 512 x 4096 49 against 34.5. */
 #define DENSE_MMA_MAX_FLOPS 1.3e9
 #define DENSE_MMA_MAX_K 1152
 #define DENSE_MMA_MAX_FLOPS_ROUNDED 6e8
