@@ -617,7 +617,8 @@ spx_status spx__plan_prepare_dense(spx_ctx *ctx, cuda_plan *P, const spx_matrix 
     char parts[128] = "";
 #ifdef SPX_HAVE_WGMMA
     if (P->dense_wgmma) {
-        P->wgmma = spx__cuda_dense_wgmma_shape(P->m, P->n, P->k, spx__cuda_sm_count(ctx), P->dtype == SPX_F32);
+        P->wgmma = spx__cuda_dense_wgmma_shape(P->m, P->n, P->k, spx__cuda_sm_count(ctx),
+                                               P->dtype != P->dense.type);
         const spx_cuda_wgmma_shape *w = &P->wgmma;
         if (w->splits > 1 &&
             ((s = spx__plan_alloc(ctx, P, (void **)&P->wgmma_partial,

@@ -216,13 +216,16 @@ __global__ void __launch_bounds__(BT, SPX_CUDA_BATCH_BLOCKS_PER_SM(BT, U)) row_b
             acc[q] = A(0);
         int col[E];
         A val[E];
+        // whether this lane stages its entry e of a batch (with U < L, lanes
+        // past U stage none)
+        auto staged = [&](int e) { return U % L == 0 || tl + e * L < U; };
         auto fetch = [&](int64_t b) { // this lane's entries of batch b (column 0, value 0 past the row)
 #pragma unroll
             for (int e = 0; e < E; e++) {
                 const int64_t i = b * U + tl + e * L;
                 col[e] = 0;
                 val[e] = A(0);
-                if ((U % L == 0 || tl + e * L < U) && i < len) {
+                if (staged(e) && i < len) {
                     col[e] = p.colidx[start + i];
                     val[e] = a_value_as<TB>(p.vals, start + i);
                 }
@@ -231,7 +234,7 @@ __global__ void __launch_bounds__(BT, SPX_CUDA_BATCH_BLOCKS_PER_SM(BT, U)) row_b
         auto stage = [&](int buf) {
 #pragma unroll
             for (int e = 0; e < E; e++)
-                if (U % L == 0 || tl + e * L < U) {
+                if (staged(e)) {
                     scol[buf][t][tl + e * L] = col[e];
                     sval[buf][t][tl + e * L] = val[e];
                 }
