@@ -784,21 +784,28 @@ static int64_t band_smem_budget(spx_ctx *ctx, bool forced_width)
 }
 
 /* The distances of op(A)'s entries from the diagonal and the longest row, as
- * spx__cuda_diagonal_profile gives them; sets P->max_row. */
-static spx_status diagonal_profile(spx_ctx *ctx, cuda_plan *P, unsigned long long host[2 * SPX_CUDA_DIAGONAL_BUCKETS + 1])
+ * spx__cuda_diagonal_profile gives them (P->diagonal), from one pass over A
+ * per plan: BAND's shape and the rounding of B both read them. Sets
+ * P->max_row. */
+static spx_status diagonal_profile(spx_ctx *ctx, cuda_plan *P, const unsigned long long **prof)
 {
     cudaStream_t st = spx__cuda(ctx)->stream;
-    const size_t bytes = (2 * SPX_CUDA_DIAGONAL_BUCKETS + 1) * sizeof *host;
+    const size_t bytes = sizeof P->diagonal;
     unsigned long long *dev = NULL;
-    spx_status s;
+    spx_status s = SPX_OK;
+    *prof = P->diagonal;
+    if (P->has_diagonal)
+        return SPX_OK;
     if (!(s = spx__cuda_alloc(ctx, (void **)&dev, bytes, "diagonal profile")) &&
         !(s = spx__cuda_check(ctx, cudaMemsetAsync(dev, 0, bytes, st), "diagonal profile")) &&
         !(s = spx__cuda_check(ctx, spx__cuda_diagonal_profile(&P->csr, dev, st), "diagonal profile kernel")) &&
-        !(s = spx__cuda_download(ctx, host, dev, bytes)))
+        !(s = spx__cuda_download(ctx, P->diagonal, dev, bytes)))
         s = spx__cuda_sync(ctx);
     spx__cuda_free(ctx, dev);
-    if (!s)
-        P->max_row = (int64_t)host[2 * SPX_CUDA_DIAGONAL_BUCKETS];
+    if (!s) {
+        P->has_diagonal = true;
+        P->max_row = (int64_t)P->diagonal[2 * SPX_CUDA_DIAGONAL_BUCKETS];
+    }
     return s;
 }
 
@@ -822,8 +829,8 @@ static spx_status choose_band_shape(spx_ctx *ctx, cuda_plan *P, int64_t forced, 
                          "band: the panel width must be %lld, %lld or %lld columns for %s (got %lld)",
                          (long long)(8 * vec), (long long)(16 * vec), (long long)(32 * vec),
                          spx_dtype_name(P->dtype), (long long)forced);
-    unsigned long long prof[2 * NB + 1];
-    spx_status s = diagonal_profile(ctx, P, prof);
+    const unsigned long long *prof;
+    spx_status s = diagonal_profile(ctx, P, &prof);
     if (s)
         return s;
     const int64_t budget = band_smem_budget(ctx, forced > 0);
@@ -1391,8 +1398,8 @@ static spx_dtype row_kernels_round_b(spx_ctx *ctx, cuda_plan *P, spx_status *st)
         (double)P->k * row_bytes < l2 ||
         (double)P->csr.nnz < ROUND_B_MIN_FAR_PER_COLUMN * (double)P->k)
         return 0;
-    unsigned long long prof[2 * NB + 1];
-    if ((*st = diagonal_profile(ctx, P, prof)))
+    const unsigned long long *prof;
+    if ((*st = diagonal_profile(ctx, P, &prof)))
         return 0;
     double far = 0;
     for (int b = 1; b < NB; b++) /* bucket b: distances of bit length b, from 2^(b - 1) */
