@@ -1,0 +1,155 @@
+/* How fast one SM can move 16 KB tiles from the L2 cache into shared memory,
+ * the way the dense path's own GEMM kernels copy their k-tiles
+ * (spmm_dense_wgmma.cu): each block streams `STEPS` tiles through a ring of
+ * SLOTS slots, waiting for the oldest tile and a barrier each step, as the
+ * GEMM does before its wgmma. Variants: cp.async of 16 bytes a thread
+ * (contiguous tiles, or 128 rows of 128 bytes 4 KB apart, as a k-tile of A
+ * lies), with or without the proxy fence the GEMM needs before wgmma reads the
+ * slot; one thread issuing cp.async.bulk copies (one of 16 KB, or 64 rows of
+ * 256 bytes) that complete on an mbarrier. The source (8 MB) stays in L2.
+ * Prints the aggregate and per-SM rate, best of five launches (CUDA events).
+ *
+ *   nvcc -O3 -arch=sm_90a -o l2_copy_rate bench/l2_copy_rate.cu && ./l2_copy_rate
+ */
+#include <cstdio>
+#include <cuda_runtime.h>
+
+#define TILE 16384
+#define SLOTS 4
+#define TILES 256
+#define STEPS 2000
+
+// Byte offset of 16-byte piece j of tile t: contiguous tiles, or rows of 128
+// bytes 4096 bytes apart (32 tiles side by side in a 4 KB-wide matrix).
+template <bool ROWS> __device__ __forceinline__ size_t piece(int t, int j)
+{
+    return ROWS ? (size_t)(t % 32) * 128 + (size_t)(t / 32) * 128 * 4096 + (size_t)(j / 8) * 4096 + (j % 8) * 16
+                : (size_t)t * TILE + (size_t)j * 16;
+}
+
+__device__ __forceinline__ int tile_of(int step) { return (blockIdx.x * 7 + step) % TILES; }
+
+template <bool ROWS> __device__ __forceinline__ void copy_tile(unsigned slot, const char *src, int step)
+{
+    for (int j = threadIdx.x; j < TILE / 16; j += blockDim.x)
+        asm volatile("cp.async.cg.shared.global [%0], [%1], 16;\n" ::"r"(slot + j * 16),
+                     "l"(src + piece<ROWS>(tile_of(step), j)));
+    asm volatile("cp.async.commit_group;\n");
+}
+
+template <bool FENCE, bool ROWS> __global__ void cp_async_stream(const char *src, int *sink)
+{
+    extern __shared__ __align__(128) char sm[];
+    const unsigned base = (unsigned)__cvta_generic_to_shared(sm);
+    for (int s = 0; s < SLOTS - 1; s++)
+        copy_tile<ROWS>(base + s * TILE, src, s);
+    int acc = 0;
+    for (int st = 0; st < STEPS; st++) {
+        asm volatile("cp.async.wait_group %0;\n" ::"n"(SLOTS - 2));
+        if (FENCE)
+            asm volatile("fence.proxy.async.shared::cta;\n" ::: "memory");
+        __syncthreads();
+        acc += sm[(st % SLOTS) * TILE + threadIdx.x * 4];
+        __syncthreads(); // every thread is done with the slot refilled next
+        if (st + SLOTS - 1 < STEPS)
+            copy_tile<ROWS>(base + ((st + SLOTS - 1) % SLOTS) * TILE, src, st + SLOTS - 1);
+        else
+            asm volatile("cp.async.commit_group;\n");
+    }
+    if (acc == -1)
+        *sink = acc;
+}
+
+__device__ __forceinline__ void bulk_tile(unsigned slot, unsigned bar, const char *src, int step, int rows)
+{
+    asm volatile("mbarrier.arrive.expect_tx.shared::cta.b64 _, [%0], %1;\n" ::"r"(bar), "r"(TILE) : "memory");
+    const int bytes = TILE / rows;
+    for (int r = 0; r < rows; r++)
+        asm volatile("cp.async.bulk.shared::cluster.global.mbarrier::complete_tx::bytes [%0], [%1], %2, [%3];\n" ::"r"(
+                         slot + r * bytes),
+                     "l"(src + (size_t)tile_of(step) * TILE + r * bytes), "r"(bytes), "r"(bar)
+                     : "memory");
+}
+
+__global__ void bulk_stream(const char *src, int rows, int *sink)
+{
+    extern __shared__ __align__(128) char sm[];
+    __shared__ __align__(8) unsigned long long bar[SLOTS];
+    const unsigned base = (unsigned)__cvta_generic_to_shared(sm), bars = (unsigned)__cvta_generic_to_shared(bar);
+    if (threadIdx.x == 0)
+        for (int s = 0; s < SLOTS; s++)
+            asm volatile("mbarrier.init.shared::cta.b64 [%0], 1;\n" ::"r"(bars + s * 8));
+    asm volatile("fence.proxy.async.shared::cta;\n" ::: "memory");
+    __syncthreads();
+    if (threadIdx.x == 0)
+        for (int s = 0; s < SLOTS - 1; s++)
+            bulk_tile(base + s * TILE, bars + s * 8, src, s, rows);
+    int acc = 0;
+    for (int st = 0; st < STEPS; st++) {
+        const unsigned bar_st = bars + (st % SLOTS) * 8, parity = (st / SLOTS) & 1;
+        asm volatile("{\n.reg .pred p;\nW: mbarrier.try_wait.parity.shared::cta.b64 p, [%0], %1;\n@!p bra W;\n}\n" ::"r"(
+                         bar_st),
+                     "r"(parity)
+                     : "memory");
+        acc += sm[(st % SLOTS) * TILE + threadIdx.x * 4];
+        __syncthreads(); // every thread is done with the slot refilled next
+        const int next = st + SLOTS - 1;
+        if (threadIdx.x == 0 && next < STEPS)
+            bulk_tile(base + (next % SLOTS) * TILE, bars + (next % SLOTS) * 8, src, next, rows);
+    }
+    if (acc == -1)
+        *sink = acc;
+}
+
+int main()
+{
+    int sms = 0;
+    cudaDeviceGetAttribute(&sms, cudaDevAttrMultiProcessorCount, 0);
+    char *src = NULL;
+    int *sink = NULL;
+    const size_t bytes_src = (size_t)TILES * TILE * 2;
+    if (cudaMalloc(&src, bytes_src) != cudaSuccess || cudaMalloc(&sink, sizeof *sink) != cudaSuccess) {
+        fprintf(stderr, "no device memory\n");
+        return 1;
+    }
+    cudaMemset(src, 1, bytes_src);
+    const size_t smem = SLOTS * TILE;
+    cudaFuncSetAttribute(cp_async_stream<false, false>, cudaFuncAttributeMaxDynamicSharedMemorySize, (int)smem);
+    cudaFuncSetAttribute(cp_async_stream<true, false>, cudaFuncAttributeMaxDynamicSharedMemorySize, (int)smem);
+    cudaFuncSetAttribute(cp_async_stream<false, true>, cudaFuncAttributeMaxDynamicSharedMemorySize, (int)smem);
+    cudaFuncSetAttribute(cp_async_stream<true, true>, cudaFuncAttributeMaxDynamicSharedMemorySize, (int)smem);
+    cudaFuncSetAttribute(bulk_stream, cudaFuncAttributeMaxDynamicSharedMemorySize, (int)smem);
+    const char *name[] = {"cp.async, contiguous",       "cp.async, contiguous, fence", "cp.async, 128 B rows",
+                          "cp.async, 128 B rows, fence", "bulk, 1 x 16 KB",            "bulk, 64 x 256 B"};
+    cudaEvent_t a, b;
+    cudaEventCreate(&a);
+    cudaEventCreate(&b);
+    printf("%d SMs, tiles of %d bytes through %d slots, 128 threads a block\n", sms, TILE, SLOTS);
+    for (int per_sm = 1; per_sm <= 2; per_sm++)
+        for (int v = 0; v < 6; v++) {
+            const int grid = sms * per_sm;
+            float best = 1e30f;
+            for (int rep = 0; rep < 5; rep++) {
+                cudaEventRecord(a);
+                switch (v) {
+                case 0: cp_async_stream<false, false><<<grid, 128, smem>>>(src, sink); break;
+                case 1: cp_async_stream<true, false><<<grid, 128, smem>>>(src, sink); break;
+                case 2: cp_async_stream<false, true><<<grid, 128, smem>>>(src, sink); break;
+                case 3: cp_async_stream<true, true><<<grid, 128, smem>>>(src, sink); break;
+                case 4: bulk_stream<<<grid, 128, smem>>>(src, 1, sink); break;
+                default: bulk_stream<<<grid, 128, smem>>>(src, 64, sink); break;
+                }
+                cudaEventRecord(b);
+                cudaEventSynchronize(b);
+                float ms = 0;
+                cudaEventElapsedTime(&ms, a, b);
+                if (ms < best)
+                    best = ms;
+            }
+            const cudaError_t e = cudaGetLastError();
+            const double moved = (double)grid * STEPS * TILE;
+            printf("%d block(s) an SM  %-30s %7.3f ms  %5.2f TB/s  %5.1f GB/s an SM%s%s\n", per_sm, name[v], best,
+                   moved / best / 1e9, moved / best / 1e6 / sms, e ? "  error: " : "", e ? cudaGetErrorString(e) : "");
+        }
+    return 0;
+}
