@@ -6,8 +6,14 @@
  * (contiguous tiles, or 128 rows of 128 bytes 4 KB apart, as a k-tile of A
  * lies), with or without the proxy fence the GEMM needs before wgmma reads the
  * slot; one thread issuing cp.async.bulk copies (one of 16 KB, or 64 rows of
- * 256 bytes) that complete on an mbarrier. The source (8 MB) stays in L2.
- * Prints the aggregate and per-SM rate, best of five launches (CUDA events).
+ * 256 bytes) that complete on an mbarrier; the two blocks of a cluster each
+ * copying half of every tile with cp.async, then writing their half into the
+ * other's slot through distributed shared memory (two cluster barriers a
+ * step), so that each SM reads half the bytes from L2; and, to price the
+ * cluster barriers, each block of a cluster copying whole tiles with two
+ * barriers a step (arrive with release semantics, or relaxed) or one. The
+ * source (8 MB) stays in L2. Prints the aggregate and per-SM rate of whole
+ * tiles, best of five launches (CUDA events).
  *
  *   nvcc -O3 -arch=sm_90a -o l2_copy_rate bench/l2_copy_rate.cu && ./l2_copy_rate
  */
@@ -56,6 +62,79 @@ template <bool FENCE, bool ROWS> __global__ void cp_async_stream(const char *src
         else
             asm volatile("cp.async.commit_group;\n");
     }
+    if (acc == -1)
+        *sink = acc;
+}
+
+// A barrier of the cluster's threads; RELAXED arrives without release
+// semantics (the arrive then orders none of the thread's memory accesses).
+template <bool RELAXED = false> __device__ __forceinline__ void cluster_sync()
+{
+    if (RELAXED)
+        asm volatile("barrier.cluster.arrive.relaxed.aligned;\nbarrier.cluster.wait.aligned;\n" ::: "memory");
+    else
+        asm volatile("barrier.cluster.arrive.release.aligned;\nbarrier.cluster.wait.acquire.aligned;\n" ::: "memory");
+}
+
+// This block's half (by its rank in the cluster) of the tile of `step`, as
+// rows of 128 bytes; both blocks of a cluster walk the same tiles.
+__device__ __forceinline__ void copy_half(unsigned slot, const char *src, int step, unsigned rank)
+{
+    const int t = (blockIdx.x / 2 * 7 + step) % TILES;
+    for (int j = threadIdx.x; j < TILE / 32; j += blockDim.x) {
+        const int q = (int)rank * (TILE / 32) + j;
+        asm volatile("cp.async.cg.shared.global [%0], [%1], 16;\n" ::"r"(slot + q * 16), "l"(src + piece<true>(t, q)));
+    }
+    asm volatile("cp.async.commit_group;\n");
+}
+
+// EXCHANGE: each block copies its half and writes it into the other's slot;
+// without, each copies whole tiles (both halves) and only the barriers
+// remain, which prices them. BARRIERS: cluster barriers a step (2: before and
+// after the exchange; 1: the first is the block's own), RELAXED: their kind.
+template <bool EXCHANGE, bool RELAXED, int BARRIERS>
+__global__ void __cluster_dims__(2, 1, 1) cluster_stream(const char *src, int *sink)
+{
+    extern __shared__ __align__(128) char sm[];
+    const unsigned base = (unsigned)__cvta_generic_to_shared(sm);
+    unsigned rank, peer;
+    asm volatile("mov.u32 %0, %%cluster_ctarank;\n" : "=r"(rank));
+    asm volatile("mapa.shared::cluster.u32 %0, %1, %2;\n" : "=r"(peer) : "r"(base), "r"(rank ^ 1u));
+    for (int s = 0; s < SLOTS - 1; s++) {
+        copy_half(base + s * TILE, src, s, rank);
+        if (!EXCHANGE)
+            copy_half(base + s * TILE, src, s, rank ^ 1u);
+    }
+    int acc = 0;
+    for (int st = 0; st < STEPS; st++) {
+        const unsigned slot = (st % SLOTS) * TILE + rank * (TILE / 2);
+        asm volatile("cp.async.wait_group %0;\n" ::"n"(EXCHANGE ? SLOTS - 2 : 2 * (SLOTS - 2)));
+        if (BARRIERS == 2)
+            cluster_sync<RELAXED>(); // this block's half is in place; the other is done with the slot written
+        else
+            __syncthreads();
+        for (int j = threadIdx.x; EXCHANGE && j < TILE / 32; j += blockDim.x) {
+            uint4 v;
+            asm volatile("ld.shared.v4.u32 {%0, %1, %2, %3}, [%4];\n"
+                         : "=r"(v.x), "=r"(v.y), "=r"(v.z), "=r"(v.w)
+                         : "r"(base + slot + j * 16));
+            asm volatile("st.shared::cluster.v4.u32 [%0], {%1, %2, %3, %4};\n" ::"r"(peer + slot + j * 16), "r"(v.x),
+                         "r"(v.y), "r"(v.z), "r"(v.w)
+                         : "memory");
+        }
+        cluster_sync<RELAXED>(); // the other block's half is in this block's slot
+        acc += sm[(st % SLOTS) * TILE + threadIdx.x * 4] + sm[(st % SLOTS) * TILE + TILE / 2 + threadIdx.x * 4];
+        if (st + SLOTS - 1 < STEPS) {
+            copy_half(base + ((st + SLOTS - 1) % SLOTS) * TILE, src, st + SLOTS - 1, rank);
+            if (!EXCHANGE)
+                copy_half(base + ((st + SLOTS - 1) % SLOTS) * TILE, src, st + SLOTS - 1, rank ^ 1u);
+        } else {
+            asm volatile("cp.async.commit_group;\n");
+            if (!EXCHANGE)
+                asm volatile("cp.async.commit_group;\n");
+        }
+    }
+    cluster_sync(); // no block leaves while the other may still write to it
     if (acc == -1)
         *sink = acc;
 }
@@ -119,14 +198,20 @@ int main()
     cudaFuncSetAttribute(cp_async_stream<false, true>, cudaFuncAttributeMaxDynamicSharedMemorySize, (int)smem);
     cudaFuncSetAttribute(cp_async_stream<true, true>, cudaFuncAttributeMaxDynamicSharedMemorySize, (int)smem);
     cudaFuncSetAttribute(bulk_stream, cudaFuncAttributeMaxDynamicSharedMemorySize, (int)smem);
+    cudaFuncSetAttribute(cluster_stream<true, false, 2>, cudaFuncAttributeMaxDynamicSharedMemorySize, (int)smem);
+    cudaFuncSetAttribute(cluster_stream<false, false, 2>, cudaFuncAttributeMaxDynamicSharedMemorySize, (int)smem);
+    cudaFuncSetAttribute(cluster_stream<false, true, 2>, cudaFuncAttributeMaxDynamicSharedMemorySize, (int)smem);
+    cudaFuncSetAttribute(cluster_stream<false, false, 1>, cudaFuncAttributeMaxDynamicSharedMemorySize, (int)smem);
     const char *name[] = {"cp.async, contiguous",       "cp.async, contiguous, fence", "cp.async, 128 B rows",
-                          "cp.async, 128 B rows, fence", "bulk, 1 x 16 KB",            "bulk, 64 x 256 B"};
+                          "cp.async, 128 B rows, fence", "bulk, 1 x 16 KB",            "bulk, 64 x 256 B",
+                          "cluster: halves exchanged",      "cluster: whole, 2 barriers",
+                          "cluster: whole, 2 relaxed",      "cluster: whole, 1 barrier"};
     cudaEvent_t a, b;
     cudaEventCreate(&a);
     cudaEventCreate(&b);
     printf("%d SMs, tiles of %d bytes through %d slots, 128 threads a block\n", sms, TILE, SLOTS);
     for (int per_sm = 1; per_sm <= 2; per_sm++)
-        for (int v = 0; v < 6; v++) {
+        for (int v = 0; v < 10; v++) {
             const int grid = sms * per_sm;
             float best = 1e30f;
             for (int rep = 0; rep < 5; rep++) {
@@ -137,7 +222,11 @@ int main()
                 case 2: cp_async_stream<false, true><<<grid, 128, smem>>>(src, sink); break;
                 case 3: cp_async_stream<true, true><<<grid, 128, smem>>>(src, sink); break;
                 case 4: bulk_stream<<<grid, 128, smem>>>(src, 1, sink); break;
-                default: bulk_stream<<<grid, 128, smem>>>(src, 64, sink); break;
+                case 5: bulk_stream<<<grid, 128, smem>>>(src, 64, sink); break;
+                case 6: cluster_stream<true, false, 2><<<grid, 128, smem>>>(src, sink); break;
+                case 7: cluster_stream<false, false, 2><<<grid, 128, smem>>>(src, sink); break;
+                case 8: cluster_stream<false, true, 2><<<grid, 128, smem>>>(src, sink); break;
+                default: cluster_stream<false, false, 1><<<grid, 128, smem>>>(src, sink); break;
                 }
                 cudaEventRecord(b);
                 cudaEventSynchronize(b);

@@ -36,8 +36,11 @@
 // kernel for the same tiles runs clusters of two blocks, which can share an
 // operand's copies. Measured without gain (docs/PERFORMANCE.md, forty-eighth
 // round): a second warpgroup that only copies and rounds, rings of 8 and 12
-// slots, each block's k-steps in its own order, other tiles and parts of k.
-// The plan takes it where its one launch wins (spmm_plan_formats.c).
+// slots, each block's k-steps in its own order, other tiles and parts of k;
+// and in bench/l2_copy_rate.cu, two blocks of a cluster sharing a tile's
+// halves through distributed shared memory (a third of the rate, with
+// cluster barriers of release semantics). The plan takes it where its one
+// launch wins (spmm_plan_formats.c).
 #include "backend/cuda/dynamic_smem.cuh"
 #include "backend/cuda/spmm_dense_mma.cuh"
 
