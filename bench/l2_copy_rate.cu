@@ -1,19 +1,23 @@
 /* How fast one SM can move 16 KB tiles from the L2 cache into shared memory,
  * the way the dense path's own GEMM kernels copy their k-tiles
- * (spmm_dense_wgmma.cu): each block streams `STEPS` tiles through a ring of
- * SLOTS slots, waiting for the oldest tile and a barrier each step, as the
- * GEMM does before its wgmma. Variants: cp.async of 16 bytes a thread
- * (contiguous tiles, or 128 rows of 128 bytes 4 KB apart, as a k-tile of A
- * lies), with or without the proxy fence the GEMM needs before wgmma reads the
- * slot; one thread issuing cp.async.bulk copies (one of 16 KB, or 64 rows of
- * 256 bytes) that complete on an mbarrier; the two blocks of a cluster each
- * copying half of every tile with cp.async, then writing their half into the
- * other's slot through distributed shared memory (two cluster barriers a
- * step), so that each SM reads half the bytes from L2; and, to price the
- * cluster barriers, each block of a cluster copying whole tiles with two
- * barriers a step (arrive with release semantics, or relaxed) or one. The
- * source (8 MB) stays in L2. Prints the aggregate and per-SM rate of whole
- * tiles, best of five launches (CUDA events).
+ * (spmm_dense_wgmma.cu): each block streams STEPS tiles through a ring of
+ * SLOTS slots, waiting for the oldest tile each step. Variants:
+ * - cp.async of 16 bytes a thread, two block barriers a step (the second is
+ *   more than the ring needs), contiguous tiles or 128 rows of 128 bytes 4 KB
+ *   apart (as a k-tile of A lies), with or without the proxy fence the GEMM
+ *   needs before wgmma reads a slot;
+ * - one thread issuing cp.async.bulk copies that complete on an mbarrier:
+ *   one of 16 KB, or 64 adjacent pieces of 256 bytes;
+ * - the two blocks of a cluster each copying half of every tile with
+ *   cp.async and writing it into the other's slot through distributed shared
+ *   memory, two cluster barriers a step (one would do: each thread forwards
+ *   what it copied itself), so that each SM reads half the bytes from L2;
+ * - to price the cluster barriers, each block of a cluster copying whole
+ *   tiles with two cluster barriers a step (arrive with release semantics, or
+ *   relaxed, which is a timing probe, not a valid ordering), or one.
+ * Tiles are read from 4 MB (8 MB allocated), which stays in L2. The grid is
+ * one or two blocks for each SM; the GPU places them. Prints the aggregate
+ * and per-SM rate of whole tiles, best of five launches (CUDA events).
  *
  *   nvcc -O3 -arch=sm_90a -o l2_copy_rate bench/l2_copy_rate.cu && ./l2_copy_rate
  */

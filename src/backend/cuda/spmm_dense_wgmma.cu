@@ -29,18 +29,15 @@
 // Kernel times (H200, bf16, CUDA graphs): 512 x 2048 x 4096 in 19.6 us
 // against mma.sync's 43 and cuBLAS's 12.7; 512 x 4608 x 4096 in 36.5 against
 // 91 and 25; 2048 x 512 x 1024 in 9.5 against 14.7 and 5.7. Large products
-// stay at 1.5-2.5x cuBLAS's time, bound by the bytes an SM copies: a 64 x 64
-// tile takes 16 KB a k-step (24 KB for f32 B) for 0.5 MFLOP, and an SM copies
-// 45-65 GB/s from L2 into shared memory (bench/l2_copy_rate.cu, H100), so the
-// time follows the bytes (f32 B: 1.6-1.8x the time of 16-bit B). cuBLAS's
-// kernel for the same tiles runs clusters of two blocks, which can share an
-// operand's copies. Measured without gain (docs/PERFORMANCE.md, forty-eighth
-// round): a second warpgroup that only copies and rounds, rings of 8 and 12
-// slots, each block's k-steps in its own order, other tiles and parts of k;
-// and in bench/l2_copy_rate.cu, two blocks of a cluster sharing a tile's
-// halves through distributed shared memory (a third of the rate, with
-// cluster barriers of release semantics). The plan takes it where its one
-// launch wins (spmm_plan_formats.c).
+// stay at 1.5-2x cuBLAS's time. The copies look like the bound: a 64 x 64
+// tile copies 16 KB a k-step (24 KB for f32 B) for 0.5 MFLOP, and one block
+// an SM copies such rows from L2 at about 46 GB/s (bench/l2_copy_rate.cu,
+// H100; 66 with two blocks an SM), close to this kernel's own rate on 512 x
+// 1024 x 2048. Not kept (docs/PERFORMANCE.md, forty-eighth round): a second
+// warpgroup that only copies and rounds, rings of 8 and 12 slots, each
+// block's k-steps in its own order, other tiles and parts of k; none gained
+// across the products, and none beat cuBLASLt's route past the plan's bound.
+// The plan takes it where its one launch wins (spmm_plan_formats.c).
 #include "backend/cuda/dynamic_smem.cuh"
 #include "backend/cuda/spmm_dense_mma.cuh"
 

@@ -785,14 +785,14 @@ static int64_t band_smem_budget(spx_ctx *ctx, bool forced_width)
 
 /* The distances of op(A)'s entries from the diagonal and the longest row, as
  * spx__cuda_diagonal_profile gives them (P->diagonal), from one pass over A
- * per plan: BAND's shape and the rounding of B both read them. Sets
- * P->max_row. */
+ * per plan: BAND's shape and the rounding of B both read them. The pass also
+ * sets P->max_row. */
 static spx_status diagonal_profile(spx_ctx *ctx, cuda_plan *P, const unsigned long long **prof)
 {
     cudaStream_t st = spx__cuda(ctx)->stream;
     const size_t bytes = sizeof P->diagonal;
     unsigned long long *dev = NULL;
-    spx_status s = SPX_OK;
+    spx_status s;
     *prof = P->diagonal;
     if (P->has_diagonal)
         return SPX_OK;

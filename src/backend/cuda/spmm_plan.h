@@ -163,8 +163,9 @@ typedef struct cuda_plan {
     spx_cuda_band_shape band;   /* BAND: strips, steps, ring */
     double band_near;           /* BAND: share of the entries its ring serves */
     int64_t max_row;            /* entries in the longest row of op(A) */
-    bool has_diagonal;          /* diagonal holds op(A)'s profile (diagonal_profile in spmm_plan.c) */
-    unsigned long long diagonal[2 * SPX_CUDA_DIAGONAL_BUCKETS + 1];
+    bool has_diagonal;          /* diagonal[] is computed */
+    unsigned long long diagonal[2 * SPX_CUDA_DIAGONAL_BUCKETS + 1]; /* op(A)'s diagonal profile
+                                   (spx__cuda_diagonal_profile; diagonal_profile in spmm_plan.c) */
     int64_t mp_items, mp_nwarps; /* merge path: items (rows + entries) per warp, warps per column tile */
     int64_t *mp_row, *mp_nnz;
     int mp_row_aligned; /* merge path: warps start at row starts (no carries) */
