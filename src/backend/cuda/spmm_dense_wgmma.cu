@@ -33,7 +33,7 @@
 // tile copies 16 KB a k-step (24 KB for f32 B) for 0.5 MFLOP, and one block
 // an SM copies such rows from L2 at about 46 GB/s (bench/l2_copy_rate.cu,
 // H100; 66 with two blocks an SM), close to this kernel's own rate on 512 x
-// 1024 x 2048. Not kept (docs/PERFORMANCE.md, forty-eighth round): a second
+// 2048 x 1024. Not kept (docs/PERFORMANCE.md, forty-eighth round): a second
 // warpgroup that only copies and rounds, rings of 8 and 12 slots, each
 // block's k-steps in its own order, other tiles and parts of k; none gained
 // across the products, and none beat cuBLASLt's route past the plan's bound.
