@@ -16,12 +16,16 @@
  *   tiles with two cluster barriers a step (arrive with release semantics, or
  *   relaxed, which is a timing probe, not a valid ordering), or one.
  * Tiles are read from 4 MB (8 MB allocated), which stays in L2. The grid is
- * one or two blocks for each SM; the GPU places them. Prints the aggregate
- * and per-SM rate of whole tiles, best of five launches (CUDA events).
+ * one or two blocks for each of S SMs (all of them, or the first argument,
+ * even for the clusters); the GPU places them, so with S under the SM count
+ * the 2 S blocks may land on 2 S SMs. Prints the aggregate rate of whole tiles and the rate
+ * an SM of the S, best of five launches (CUDA events): a per-SM rate that
+ * rises as S falls means the SMs share a cap (L2's), not each its own.
  *
- *   nvcc -O3 -arch=sm_90a -o l2_copy_rate bench/l2_copy_rate.cu && ./l2_copy_rate
+ *   nvcc -O3 -arch=sm_90a -o l2_copy_rate bench/l2_copy_rate.cu && ./l2_copy_rate [S]
  */
 #include <cstdio>
+#include <cstdlib>
 #include <cuda_runtime.h>
 
 #define TILE 16384
@@ -184,10 +188,18 @@ __global__ void bulk_stream(const char *src, int rows, int *sink)
         *sink = acc;
 }
 
-int main()
+int main(int argc, char **argv)
 {
     int sms = 0;
     cudaDeviceGetAttribute(&sms, cudaDevAttrMultiProcessorCount, 0);
+    if (argc > 1) {
+        const int asked = atoi(argv[1]);
+        if (asked < 1 || asked > sms) {
+            fprintf(stderr, "usage: l2_copy_rate [SMs, 1 to %d]\n", sms);
+            return 2;
+        }
+        sms = asked;
+    }
     char *src = NULL;
     int *sink = NULL;
     const size_t bytes_src = (size_t)TILES * TILE * 2;
@@ -213,7 +225,7 @@ int main()
     cudaEvent_t a, b;
     cudaEventCreate(&a);
     cudaEventCreate(&b);
-    printf("%d SMs, tiles of %d bytes through %d slots, 128 threads a block\n", sms, TILE, SLOTS);
+    printf("%d SMs used, tiles of %d bytes through %d slots, 128 threads a block\n", sms, TILE, SLOTS);
     for (int per_sm = 1; per_sm <= 2; per_sm++)
         for (int v = 0; v < 10; v++) {
             const int grid = sms * per_sm;
