@@ -17,8 +17,8 @@
  *   relaxed, which is a timing probe, not a valid ordering), or one.
  * Tiles are read from 4 MB (8 MB allocated), which stays in L2. The grid is
  * one or two blocks for each of S SMs (all of them, or the first argument,
- * even for the clusters); the GPU places them, so with S under the SM count
- * the 2 S blocks may land on 2 S SMs. Prints the aggregate rate of whole tiles and the rate
+ * which must be even: the clusters pair blocks); the GPU places them, so with
+ * S under the SM count the 2 S blocks may land on 2 S SMs. Prints the aggregate rate of whole tiles and the rate
  * an SM of the S, best of five launches (CUDA events): a per-SM rate that
  * rises as S falls means the SMs share a cap (L2's), not each its own.
  *
@@ -194,8 +194,8 @@ int main(int argc, char **argv)
     cudaDeviceGetAttribute(&sms, cudaDevAttrMultiProcessorCount, 0);
     if (argc > 1) {
         const int asked = atoi(argv[1]);
-        if (asked < 1 || asked > sms) {
-            fprintf(stderr, "usage: l2_copy_rate [SMs, 1 to %d]\n", sms);
+        if (asked < 2 || asked > sms || asked % 2) { /* the clusters pair blocks */
+            fprintf(stderr, "usage: l2_copy_rate [SMs: even, 2 to %d]\n", sms);
             return 2;
         }
         sms = asked;

@@ -630,8 +630,8 @@ SPX_API spx_status spx_spmm_plan_create(spx_ctx *ctx, spx_op op, const spx_matri
                                         spx_dtype dtype, const spx_spmm_options *opts,
                                         spx_spmm_plan **out);
 /* Run a plan; B and C as for spx_spmm with the plan's n and dtype. A plan
- * keeps device scratch that its runs reuse: runs of one plan must not overlap
- * (keep them on one stream, or order the streams). */
+ * keeps device scratch that its runs reuse: runs of one plan from different
+ * contexts (threads) must not overlap in time. */
 SPX_API spx_status spx_spmm_plan_execute(spx_ctx *ctx, const spx_spmm_plan *plan, double alpha,
                                          const spx_dense *B, double beta, spx_dense *C);
 /* Human-readable account of what the plan runs for which rows and why. */

@@ -162,14 +162,16 @@ template <typename T> __device__ __forceinline__ int64_t last_piece(const merge_
 }
 
 // acc += the first carries of warps from, from + stride, ... up to `to`, in
-// that order, with up to 8 warps' loads in flight (32 registers a lane): a
-// fix-up warp's time is its chain of loads.
+// that order, in batches of up to 8 warps' loads in flight (at most 32
+// registers a lane; 4 warps for f16 and bf16 above N = 32), the rest one at a
+// time: a fix-up warp's time is its chain of loads.
 template <typename T, int V>
 __device__ __forceinline__ void add_pieces(const merge_params<T> &p, int64_t from, int64_t to, int64_t stride,
                                            const lane_cols &lc, typename acc_of<T>::type (&acc)[V])
 {
     typedef typename acc_of<T>::type A;
     constexpr int U = 128 / (V * (int)sizeof(A)) < 8 ? 128 / (V * (int)sizeof(A)) : 8;
+    static_assert(U >= 1, "a lane's columns must fit 32 registers");
     const A *base = p.carry_vals + lc.first;
     const int count = lc.count, step = lc.step;
     int64_t w2 = from;

@@ -1196,9 +1196,10 @@ static spx_status run_partition(spx_ctx *ctx, cuda_plan *P, int aligned, unsigne
 /* The merge partition. Warp starts move back to row starts (no row is cut:
  * no carries, no fix-up launch) when that moves no start by more than half a
  * warp's share, i.e. no warp gets more than 1.5 times its items; otherwise
- * rows are cut where the equal shares fall. A row cut into more than
- * MERGE_FIXUP_SERIAL pieces is added in groups of about the square root of
- * its piece count, so that no warp of the fix-up adds more than that many. */
+ * rows are cut where the equal shares fall. Where a cut row reaches more than
+ * MERGE_FIXUP_SERIAL warps past its first, pieces are added in groups of
+ * about the square root of that most (every row cut into more pieces than a
+ * group), so that no warp of the fix-up adds more than about that many. */
 static spx_status prepare_merge(spx_ctx *ctx, cuda_plan *P)
 {
     P->mp_items = merge_items(ctx, P);

@@ -17,11 +17,12 @@
 #define MERGE_ITEMS_MIN 32
 #define MERGE_ITEMS_MIN_SHORT_ROWS 16
 #define MERGE_ITEMS_MAX 256
-/* merge path: a cut row whose pieces outnumber this is added in two levels
- * (two fix-up launches); up to it, one fix-up warp adds them, up to 8 in
- * flight. 64 rather than 32 saved the 10 % 512 x 2048 transformer layer at
- * N = 256 (rows cut in up to 38 pieces) a launch: 28.8-29.6 -> 26.2-26.7 us
- * (H100, docs/PERFORMANCE.md) */
+/* merge path: where some cut row reaches more than this many warps past its
+ * first, the rows cut into more pieces than a group (about the square root of
+ * that most) are added in two levels, two fix-up launches (prepare_merge);
+ * otherwise one fix-up warp adds each cut row in one launch. 64 rather than 32
+ * saved the 10 % 512 x 2048 transformer layer at N = 256 (rows cut in up to 38
+ * pieces) a launch: 28.8-29.6 -> 26.2-26.7 us (H100, docs/PERFORMANCE.md) */
 #define MERGE_FIXUP_SERIAL 64
 #define HUGE_ROW_WARPS 8
 /* AUTO gives every row a warp instead of merge path (warp_rows_pay in
