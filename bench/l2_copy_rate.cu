@@ -18,9 +18,10 @@
  * Tiles are read from 4 MB (8 MB allocated), which stays in L2. The grid is
  * one or two blocks for each of S SMs (all of them, or the first argument,
  * which must be even: the clusters pair blocks); the GPU places them, so with
- * S under the SM count the 2 S blocks may land on 2 S SMs. Prints the aggregate rate of whole tiles and the rate
- * an SM of the S, best of five launches (CUDA events): a per-SM rate that
- * rises as S falls means the SMs share a cap (L2's), not each its own.
+ * S under the SM count the 2 S blocks may land on 2 S SMs. Prints the
+ * aggregate rate of whole tiles and the rate an SM of the S, best of five
+ * launches (CUDA events): a per-SM rate that rises as S falls means the SMs
+ * share a cap (L2's), not each its own.
  *
  *   nvcc -O3 -arch=sm_90a -o l2_copy_rate bench/l2_copy_rate.cu && ./l2_copy_rate [S]
  */
