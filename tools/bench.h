@@ -10,6 +10,7 @@
 #include <cublas_v2.h>
 #include <cuda_runtime_api.h>
 #include <cusparse.h>
+#include <stdatomic.h>
 #include <stdbool.h>
 #include <stdint.h>
 #include <stdio.h>
@@ -81,6 +82,7 @@ typedef struct bench_row {
     char reason[BENCH_MSG]; /* why n/a, or what failed */
     double build_ms;  /* spx plan build or cuSPARSE preprocessing */
     double median_ms, min_ms;
+    double host_us; /* the host's time to queue one timed run (mean) */
     int repeats;
     double gflops, gbs, pct_copy, speedup;
     check_state check;
@@ -101,6 +103,11 @@ typedef struct bench_summary {
     int failures;
 } bench_summary;
 
+/* Where the stream waits while the host queues the timed runs (bench_time). */
+typedef struct bench_gate {
+    atomic_int open, timed_out;
+} bench_gate;
+
 typedef struct bench {
     bench_opts o;
     spx_ctx *ctx;
@@ -111,6 +118,7 @@ typedef struct bench {
     char blas_na[160];
     cudaEvent_t *ev; /* nev events */
     int nev;
+    bench_gate gate;
     spx_device_info dev;
     double copy_gbs; /* measured device copy bandwidth (read + write); 0 if unknown */
     bool broken;     /* the CUDA context failed: nothing more can run */

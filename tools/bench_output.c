@@ -32,7 +32,7 @@ bench_row *bench_row_new(bench *b, const bench_job *j, const bench_mat *M, int64
     snprintf(r->alg, sizeof r->alg, "%s", alg ? alg : "?");
     r->precision = "exact";
     r->state = ROW_NA;
-    r->build_ms = r->median_ms = r->min_ms = NAN;
+    r->build_ms = r->median_ms = r->min_ms = r->host_us = NAN;
     r->gflops = r->gbs = r->pct_copy = r->speedup = NAN;
     r->err_ref = r->err_rows = r->bound = NAN;
     r->bytes = j ? j->bytes : NAN;
@@ -91,7 +91,7 @@ static void csv_num(FILE *f, double v)
 static const char csv_header[] =
     "matrix,kind,m,k,nnz,n,impl,alg,precision,status,reason,build_ms,median_ms,min_ms,repeats,"
     "gflops,gbs,pct_copy_bw,speedup_vs_best_cusparse,check,err_vs_cusparse,err_vs_host_rows,"
-    "bound,compulsory_bytes,latency_bound\n";
+    "bound,compulsory_bytes,latency_bound,host_us\n";
 
 static void csv_row(FILE *f, const bench_row *r)
 {
@@ -118,7 +118,9 @@ static void csv_row(FILE *f, const bench_row *r)
         fputc(',', f);
         csv_num(f, last[i]);
     }
-    fprintf(f, ",%d\n", r->latency_bound ? 1 : 0);
+    fprintf(f, ",%d,", r->latency_bound ? 1 : 0);
+    csv_num(f, r->host_us);
+    fputc('\n', f);
 }
 
 static void json_str(FILE *f, const char *s)
@@ -169,7 +171,9 @@ static void json_row(FILE *f, const bench_row *r)
     json_num(f, "err_vs_host_rows", r->err_rows);
     json_num(f, "bound", r->bound);
     json_num(f, "compulsory_bytes", r->bytes);
-    fprintf(f, ", \"latency_bound\": %s}", r->latency_bound ? "true" : "false");
+    fprintf(f, ", \"latency_bound\": %s", r->latency_bound ? "true" : "false");
+    json_num(f, "host_us", r->host_us);
+    fputc('}', f);
 }
 
 static double geomean_speedup(const bench *b, bool use_auto, int *count)
@@ -316,10 +320,11 @@ static void fmt_num(char *buf, size_t n, double v, const char *fmt)
 
 static void print_row(const bench_row *r)
 {
-    char build[24], med[24], mn[24], gf[24], gb[24], pct[24], sp[24], check[64];
+    char build[24], med[24], mn[24], host[24], gf[24], gb[24], pct[24], sp[24], check[64];
     fmt_num(build, sizeof build, r->build_ms, "%.3f");
     fmt_num(med, sizeof med, r->median_ms, "%.4f");
     fmt_num(mn, sizeof mn, r->min_ms, "%.4f");
+    fmt_num(host, sizeof host, r->host_us, "%.1f");
     fmt_num(gf, sizeof gf, r->gflops, "%.1f");
     fmt_num(gb, sizeof gb, r->gbs, "%.1f");
     fmt_num(pct, sizeof pct, r->pct_copy, "%.1f");
@@ -331,8 +336,8 @@ static void print_row(const bench_row *r)
         snprintf(check, sizeof check, "FAIL %.2g/%.2g > %.0e !!!", r->err_ref, r->err_rows, r->bound);
     else
         snprintf(check, sizeof check, "-");
-    printf("  %-8s %-14s %-5s %9s %10s %10s %9s %8s %6s %8s  %s", r->impl, r->alg, r->precision,
-           build, med, mn, gf, gb, pct, sp, check);
+    printf("  %-8s %-14s %-5s %9s %10s %10s %7s %9s %8s %6s %8s  %s", r->impl, r->alg, r->precision,
+           build, med, mn, host, gf, gb, pct, sp, check);
     if (r->state != ROW_RAN) {
         printf("  %s: ", r->state == ROW_NA ? "n/a" : "ERROR");
         put_line(stdout, r->reason);
@@ -405,8 +410,8 @@ void bench_finish_job(bench *b, bench_job *j, int64_t n)
                floor_ms * 1e3 < BENCH_LATENCY_US ? "; latency-bound" : "");
     if (j->nsets)
         printf("; B and C rotated over %d set(s)", j->nsets);
-    printf("\n  %-8s %-14s %-5s %9s %10s %10s %9s %8s %6s %8s  %s\n", "impl", "algorithm", "prec",
-           "build ms", "median ms", "min ms", "GFLOP/s", "GB/s", "%copy", "speedup", "check");
+    printf("\n  %-8s %-14s %-5s %9s %10s %10s %7s %9s %8s %6s %8s  %s\n", "impl", "algorithm", "prec",
+           "build ms", "median ms", "min ms", "host us", "GFLOP/s", "GB/s", "%copy", "speedup", "check");
     int failed = 0;
     for (size_t i = j->row0; i < b->nrows; i++) {
         print_row(&b->rows[i]);
