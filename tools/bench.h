@@ -103,7 +103,10 @@ typedef struct bench_summary {
     int failures;
 } bench_summary;
 
-/* Where the stream waits while the host queues the timed runs (bench_time). */
+/* Where the stream waits while the host queues the timed runs (bench_time):
+ * up to BENCH_GATED_RUNS at a time, for at most BENCH_GATE_TIMEOUT_S. */
+#define BENCH_GATED_RUNS 32
+#define BENCH_GATE_TIMEOUT_S 2.0
 typedef struct bench_gate {
     atomic_int open, timed_out;
 } bench_gate;

@@ -14,9 +14,6 @@
 #define SAMPLE_ROWS 512
 /* Repeats never drop below this when the time budget cuts them. */
 #define MIN_REPEATS 10
-/* Timed runs queued behind one gate, and how long a gate waits for the host. */
-#define GATED_RUNS 32
-#define GATE_TIMEOUT_S 2.0
 
 bool bench_cuda_ok(cudaError_t e, const char *what, char *err, size_t en)
 {
@@ -128,7 +125,7 @@ static void CUDART_CB gate_wait(void *arg)
     clock_gettime(CLOCK_MONOTONIC, &t0);
     while (!atomic_load(&g->open)) {
         clock_gettime(CLOCK_MONOTONIC, &t);
-        if ((double)(t.tv_sec - t0.tv_sec) + 1e-9 * (double)(t.tv_nsec - t0.tv_nsec) > GATE_TIMEOUT_S) {
+        if ((double)(t.tv_sec - t0.tv_sec) + 1e-9 * (double)(t.tv_nsec - t0.tv_nsec) > BENCH_GATE_TIMEOUT_S) {
             atomic_store(&g->timed_out, 1);
             return;
         }
@@ -166,17 +163,21 @@ bool bench_time(bench *b, bench_job *j, bench_step fn, void *arg, bench_row *r)
      * opens and the GPU runs them back to back. Queued one by one instead, a run
      * the host queues more slowly than the GPU finishes the one before would count
      * the GPU's wait for it: on products of 5-20 us, two runs of one program
-     * differed by up to 2x. The host's time to queue them is reported on its own. */
+     * differed by up to 2x. The host's time to queue them is reported on its own.
+     * Without warm-up runs there is no gate: a first run may set up what makes it
+     * wait for the stream (memory, lazily loaded kernels). */
+    const bool gated = b->o.warmup > 0;
     double host_ms = 0;
-    for (int64_t i0 = 0; i0 < reps; i0 += GATED_RUNS) {
+    for (int64_t i0 = 0; i0 < reps; i0 += BENCH_GATED_RUNS) {
+        const int64_t runs = reps - i0 < BENCH_GATED_RUNS ? reps - i0 : BENCH_GATED_RUNS;
         bench_gate *g = &b->gate;
         atomic_store(&g->open, 0);
         atomic_store(&g->timed_out, 0);
-        if (!bench_cuda_ok(cudaLaunchHostFunc(b->stream, gate_wait, g), "cudaLaunchHostFunc", err, en))
+        if (gated && !bench_cuda_ok(cudaLaunchHostFunc(b->stream, gate_wait, g), "cudaLaunchHostFunc", err, en))
             return false;
         bool queued = true;
         double q0 = cli_now_ms();
-        for (int64_t i = i0; queued && i < reps && i < i0 + GATED_RUNS; i++, set = (set + 1) % j->nsets)
+        for (int64_t i = i0; queued && i < i0 + runs; i++, set = (set + 1) % j->nsets)
             queued = bench_cuda_ok(cudaEventRecord(ev[2 + 2 * i], b->stream), "cudaEventRecord", err, en) &&
                      fn(b, j, arg, set, err, en) &&
                      bench_cuda_ok(cudaEventRecord(ev[3 + 2 * i], b->stream), "cudaEventRecord", err, en);
@@ -185,8 +186,10 @@ bool bench_time(bench *b, bench_job *j, bench_step fn, void *arg, bench_row *r)
         if (!bench_cuda_ok(cudaStreamSynchronize(b->stream), "timed runs", err, en) || !queued)
             return false;
         if (atomic_load(&g->timed_out)) {
-            snprintf(err, en, "%d timed runs were not queued within %.0f s: a run waits for the host",
-                     GATED_RUNS, GATE_TIMEOUT_S);
+            snprintf(err, en,
+                     "%lld timed runs were not queued within %.0f s: a run waited for the stream, which waited "
+                     "for the host to queue them",
+                     (long long)runs, BENCH_GATE_TIMEOUT_S);
             return false;
         }
     }

@@ -320,10 +320,10 @@ static void print_header(const bench *b)
         printf(", cuBLAS %d", blv);
     printf("\ntiming: CUDA events on the spx context's stream around each run; %lld warm-up "
            "run(s), then the median and min of %lld runs (at least 10 when %.0f ms would not "
-           "hold them), queued 32 at a time while the stream waits, so that they run back to back "
-           "(host us: the host's time to queue one); B and C rotated through copies when they "
-           "total under 2x L2\n",
-           (long long)b->o.warmup, (long long)b->o.repeat, b->o.budget_ms);
+           "hold them), queued up to %d at a time while the stream waits (after warm-up runs), so "
+           "that they run back to back (host us: the host's time to queue one); B and C rotated "
+           "through copies when they total under 2x L2\n",
+           (long long)b->o.warmup, (long long)b->o.repeat, b->o.budget_ms, BENCH_GATED_RUNS);
     printf("values: %s; spx: precision %s, algorithms", spx_dtype_name(b->o.dtype), spx_precision_name(b->o.precision));
     for (int i = 0; i < b->o.nalgs; i++)
         printf("%s %s", i ? "," : "", spx_spmm_alg_name(b->o.algs[i]));
