@@ -157,6 +157,8 @@ typedef struct bench_job {
     int64_t m, k, nnz, n;
     double bytes; /* compulsory */
     int nsets;
+    int next_set;     /* the set the next run takes: the runs of every implementation go round the sets in
+                         turn, so that none finds the inputs of the one before in L2 */
     void **dB, **dC;  /* device sets, in the run's value type */
     float *hB;        /* host copies of the B sets, nsets * k * n, rounded to the value type */
     int64_t *sample;  /* rows checked against the float64 host product */

@@ -136,7 +136,7 @@ bool bench_time(bench *b, bench_job *j, bench_step fn, void *arg, bench_row *r)
     size_t en = sizeof r->reason;
     cudaEvent_t *ev = b->ev;
     int64_t reps = b->o.repeat;
-    int set = 0;
+    int set = j->next_set;
     if (b->o.warmup > 0) {
         double ms = 0;
         if (!bench_cuda_ok(cudaEventRecord(ev[0], b->stream), "cudaEventRecord", err, en))
@@ -190,6 +190,7 @@ bool bench_time(bench *b, bench_job *j, bench_step fn, void *arg, bench_row *r)
             return false;
         }
     }
+    j->next_set = set;
     double *t = malloc(sizeof *t * (size_t)reps);
     if (!t) {
         snprintf(err, en, "out of host memory for %lld times", (long long)reps);
