@@ -654,8 +654,10 @@ static int describe_row_batches(const batches_shape *b, char *why, size_t whylen
  * a column tile's slice of B (k rows of 256 bytes) takes at most
  * ROW_BATCHES_L2_SHARE of the L2 cache, so that the gathers find it there;
  * the blocks (batches_shape_of: 512 threads, else 256) make
- * ROW_BATCHES_MIN_WAVES waves; and the longest row is not a tail
- * (row_batches_pay). H100, exact f32 (docs/PERFORMANCE.md):
+ * ROW_BATCHES_MIN_WAVES waves, or, fewer, serve rows of at most
+ * ROW_BATCHES_UNDERFILLED_MAX_ROW entries on average (a batch or two of 32
+ * each); and the longest row is not a tail (row_batches_pay). H100, exact
+ * f32 (docs/PERFORMANCE.md):
  * - Forced (512 threads) on every DLMC layer at N = 256, 1024 and 4096,
  *   against AUTO without them, they won 1.04-1.19x on the 256 x 1024, 128 x
  *   1152 and 512 x 4608 layers from about one wave on, and lost at N = 256
@@ -703,6 +705,16 @@ static int describe_row_batches(const batches_shape *b, char *why, size_t whylen
  * - At the bf16 and tf32 precisions, against AUTO before (the row kernels,
  *   TILED, merge path, all on CUDA cores), same call: 1.117x on the 14 DLMC
  *   products that change at bf16 (0.96-1.24x), 1.132x on 19 at tf32.
+ * - Under ROW_BATCHES_MIN_WAVES waves, on rows of at most
+ *   ROW_BATCHES_UNDERFILLED_MAX_ROW entries on average, against AUTO before
+ *   (the row kernels' bins: warp_row, row_split), same call, two runs each:
+ *   generated pruned layers of 32-256 rows (k = 256-2048, 2-20 % of the
+ *   cells, N = 256-1024) 1.068x and 1.028x over two sets of 96 products (up
+ *   to 1.20x, none slower by over 4 %); DLMC 1.012x (1.13-1.20x on the 64 x
+ *   256 layers at N = 256 and 1024 and the 5 % 128 x 1152 and 256 x 1024
+ *   ones at N = 256). On rows of 102-230 entries on average they lost to
+ *   block_row and the bins (0.67-0.93x: 64 x 1024, 128 x 1152 and 256 x 1024
+ *   at 10-20 % of the cells, N = 256), bar one (64 x 1024 at 10 %, 1.11x).
  * The batches' shape in *out. */
 static bool row_batches_may_pay(spx_ctx *ctx, const cuda_plan *P, batches_shape *out)
 {
@@ -718,7 +730,8 @@ static bool row_batches_may_pay(spx_ctx *ctx, const cuda_plan *P, batches_shape 
                                                                 P->m <= ROW_BATCHES_FEW_ROWS ||
                                                                 (double)tiled_blocks(P) <= sms);
     return shape_pays && l2 > 0 && b.slice_bytes <= ROW_BATCHES_L2_SHARE * l2 &&
-           (double)b.blocks >= ROW_BATCHES_MIN_WAVES * sms;
+           ((double)b.blocks >= ROW_BATCHES_MIN_WAVES * sms ||
+            (double)P->csr.nnz <= ROW_BATCHES_UNDERFILLED_MAX_ROW * (double)P->m);
 }
 
 /* ... and, once the bins are built, the longest row holds at most

@@ -55,7 +55,8 @@
  * either m <= ROW_BATCHES_FEW_ROWS or TILED would run one block an SM at
  * most; A holds ROW_BATCHES_MIN_DENSITY of its cells; a column tile's slice
  * of B takes at most ROW_BATCHES_L2_SHARE of the L2 cache; the blocks (512
- * threads, else 256) make ROW_BATCHES_MIN_WAVES waves; and the longest row
+ * threads, else 256) make ROW_BATCHES_MIN_WAVES waves, or rows hold at most
+ * ROW_BATCHES_UNDERFILLED_MAX_ROW entries on average; and the longest row
  * holds at most ROW_BATCHES_MAX_TAIL times a team's share of the entries or
  * at most ROW_BATCHES_NO_TAIL_ROW entries */
 #define ROW_BATCHES_MIN_N 256
@@ -65,6 +66,7 @@
 #define ROW_BATCHES_MIN_DENSITY 0.04
 #define ROW_BATCHES_L2_SHARE 0.25
 #define ROW_BATCHES_MIN_WAVES 0.9
+#define ROW_BATCHES_UNDERFILLED_MAX_ROW 64
 #define ROW_BATCHES_MAX_TAIL 3
 #define ROW_BATCHES_NO_TAIL_ROW 128
 /* ... or, instead of the k and density conditions above, on short rows
