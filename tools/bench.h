@@ -157,8 +157,8 @@ typedef struct bench_job {
     int64_t m, k, nnz, n;
     double bytes; /* compulsory */
     int nsets;
-    int next_set;     /* the set the next run takes: the runs of every implementation go round the sets in
-                         turn, so that none finds the inputs of the one before in L2 */
+    int next_set;     /* the set the next timed or warm-up run takes: the runs of every implementation go
+                         round the sets in turn, so that none starts on the sets the one before just used */
     void **dB, **dC;  /* device sets, in the run's value type */
     float *hB;        /* host copies of the B sets, nsets * k * n, rounded to the value type */
     int64_t *sample;  /* rows checked against the float64 host product */
@@ -184,7 +184,8 @@ static inline int64_t bench_idx(const void *p, bool i64, int64_t i)
  * failure write a message to err and return false. */
 typedef bool (*bench_step)(bench *b, bench_job *j, void *arg, int s, char *err, size_t en);
 
-/* Warm up, then time the repeats with events; fills r's times. */
+/* Warm up, then time the repeats with events, taking the sets in turn from
+ * j->next_set on; fills r's times. */
 bool bench_time(bench *b, bench_job *j, bench_step fn, void *arg, bench_row *r);
 /* Poison C of set 0, run once, copy back and compare with the references.
  * With reference set, a result that passes becomes the job's reference if it

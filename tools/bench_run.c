@@ -130,19 +130,27 @@ static void CUDART_CB gate_wait(void *arg)
     }
 }
 
+/* The set the next run takes, moving the job's rotation on (a failed run too:
+ * the next implementation starts past whatever this one touched). */
+static int take_set(bench_job *j)
+{
+    const int s = j->next_set;
+    j->next_set = (s + 1) % j->nsets;
+    return s;
+}
+
 bool bench_time(bench *b, bench_job *j, bench_step fn, void *arg, bench_row *r)
 {
     char *err = r->reason;
     size_t en = sizeof r->reason;
     cudaEvent_t *ev = b->ev;
     int64_t reps = b->o.repeat;
-    int set = j->next_set;
     if (b->o.warmup > 0) {
         double ms = 0;
         if (!bench_cuda_ok(cudaEventRecord(ev[0], b->stream), "cudaEventRecord", err, en))
             return false;
-        for (int64_t w = 0; w < b->o.warmup; w++, set = (set + 1) % j->nsets)
-            if (!fn(b, j, arg, set, err, en))
+        for (int64_t w = 0; w < b->o.warmup; w++)
+            if (!fn(b, j, arg, take_set(j), err, en))
                 return false;
         if (!bench_cuda_ok(cudaEventRecord(ev[1], b->stream), "cudaEventRecord", err, en) ||
             !bench_cuda_ok(cudaEventSynchronize(ev[1]), "warm-up runs", err, en) ||
@@ -174,9 +182,9 @@ bool bench_time(bench *b, bench_job *j, bench_step fn, void *arg, bench_row *r)
             return false;
         bool queued = true;
         double q0 = cli_now_ms();
-        for (int64_t i = i0; queued && i < i0 + runs; i++, set = (set + 1) % j->nsets)
+        for (int64_t i = i0; queued && i < i0 + runs; i++)
             queued = bench_cuda_ok(cudaEventRecord(ev[2 + 2 * i], b->stream), "cudaEventRecord", err, en) &&
-                     fn(b, j, arg, set, err, en) &&
+                     fn(b, j, arg, take_set(j), err, en) &&
                      bench_cuda_ok(cudaEventRecord(ev[3 + 2 * i], b->stream), "cudaEventRecord", err, en);
         host_ms += cli_now_ms() - q0;
         atomic_store(&g->open, 1);
@@ -190,7 +198,6 @@ bool bench_time(bench *b, bench_job *j, bench_step fn, void *arg, bench_row *r)
             return false;
         }
     }
-    j->next_set = set;
     double *t = malloc(sizeof *t * (size_t)reps);
     if (!t) {
         snprintf(err, en, "out of host memory for %lld times", (long long)reps);

@@ -655,9 +655,11 @@ static int describe_row_batches(const batches_shape *b, char *why, size_t whylen
  * ROW_BATCHES_L2_SHARE of the L2 cache, so that the gathers find it there;
  * the blocks (batches_shape_of: 512 threads, else 256) make
  * ROW_BATCHES_MIN_WAVES waves, or, fewer, serve rows of at most
- * ROW_BATCHES_UNDERFILLED_MAX_ROW entries on average (a batch or two of 32
- * each); and the longest row is not a tail (row_batches_pay). H100, exact
- * f32 (docs/PERFORMANCE.md):
+ * ROW_BATCHES_UNDERFILLED_MAX_ROW entries on average (a batch or two of 32;
+ * short rows, under 41 entries, always pass this); and the longest row is
+ * not a tail (row_batches_pay; under a wave a team's share is below the
+ * average row, so there it asks for at most ROW_BATCHES_NO_TAIL_ROW
+ * entries). H100, exact f32 (docs/PERFORMANCE.md):
  * - Forced (512 threads) on every DLMC layer at N = 256, 1024 and 4096,
  *   against AUTO without them, they won 1.04-1.19x on the 256 x 1024, 128 x
  *   1152 and 512 x 4608 layers from about one wave on, and lost at N = 256
@@ -710,7 +712,8 @@ static int describe_row_batches(const batches_shape *b, char *why, size_t whylen
  *   (the row kernels' bins: warp_row, row_split), same call, two runs each:
  *   generated pruned layers of 32-256 rows (k = 256-2048, 2-20 % of the
  *   cells, N = 256-1024) 1.068x and 1.028x over two sets of 96 products (up
- *   to 1.20x, none slower by over 4 %); DLMC 1.012x (1.13-1.20x on the 64 x
+ *   to 1.22x, none slower by over 4 %; short rows among them: the 98 %
+ *   layers of 256 and 512 columns); DLMC 1.012x (1.13-1.20x on the 64 x
  *   256 layers at N = 256 and 1024 and the 5 % 128 x 1152 and 256 x 1024
  *   ones at N = 256). On rows of 102-230 entries on average they lost to
  *   block_row and the bins (0.67-0.93x: 64 x 1024, 128 x 1152 and 256 x 1024

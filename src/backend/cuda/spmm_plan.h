@@ -56,7 +56,8 @@
  * most; A holds ROW_BATCHES_MIN_DENSITY of its cells; a column tile's slice
  * of B takes at most ROW_BATCHES_L2_SHARE of the L2 cache; the blocks (512
  * threads, else 256) make ROW_BATCHES_MIN_WAVES waves, or rows hold at most
- * ROW_BATCHES_UNDERFILLED_MAX_ROW entries on average; and the longest row
+ * ROW_BATCHES_UNDERFILLED_MAX_ROW entries on average (short rows, below,
+ * always do); and the longest row
  * holds at most ROW_BATCHES_MAX_TAIL times a team's share of the entries or
  * at most ROW_BATCHES_NO_TAIL_ROW entries */
 #define ROW_BATCHES_MIN_N 256
