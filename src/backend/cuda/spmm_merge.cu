@@ -170,7 +170,8 @@ __device__ __forceinline__ void add_pieces(const merge_params<T> &p, int64_t fro
                                            const lane_cols &lc, typename acc_of<T>::type (&acc)[V])
 {
     typedef typename acc_of<T>::type A;
-    constexpr int U = 128 / (V * (int)sizeof(A)) < 8 ? 128 / (V * (int)sizeof(A)) : 8;
+    constexpr int FIT = 128 / (V * (int)sizeof(A)); // warps' loads that fit 32 registers a lane
+    constexpr int U = FIT < 8 ? FIT : 8;
     static_assert(U >= 1, "a lane's columns must fit 32 registers");
     const A *base = p.carry_vals + lc.first;
     const int count = lc.count, step = lc.step;
