@@ -493,13 +493,40 @@ static void whole_rows_shapes(void)
     if (A && batches_fit && 16 * 16 >= 0.9 * di.sm_count)
         auto_plan_says(A, 1024, "staged 16 at a time", "500x4608 0..256/row at N = 1024");
     shape_matrix(A, "500x4608 0..256/row", SPX_CSR, NULL, n_batches, 2);
-    /* ... but not where one row is a tail: 511 rows of 230 entries and one
-     * of 4608 (more than three times a team's share, 3 x 122000 x 16 / (32
-     * x SMs), from 40 SMs) */
+    /* ... also where a row is a tail (more than three times a team's share),
+     * cut into pieces on the teams beside each other (row_batches_piece_cap)
+     * while the grid over the pieces makes at most 2.5 waves: 511 rows of 230
+     * entries and one of 4608 (share 122138 x 16 / (32 x SMs): a tail from 40
+     * SMs; 14 pieces on 132 SMs, the first slot of their group left empty,
+     * 17 x 16 blocks, under 2.5 waves from 109 SMs), every algorithm at N =
+     * 1024 and 1031; 480 rows of 100 and 32 of 4608 at N = 512 (share 195456
+     * x 8 / (32 x SMs), a tail from 33 SMs; on 132 SMs 16 pieces a row, a
+     * group each, 31 x 8 blocks; under 2.5 waves from 64 SMs), AUTO and the
+     * forced batches, also at N = 515 */
     A = one_long_row(512, 4608, 230, 4608);
-    if (A && batches_fit && di.sm_count >= 40)
-        auto_plan_lacks(A, 1024, "staged 16 at a time", "512x4608 with a full row at N = 1024");
-    spx_matrix_destroy(A);
+    if (A && batches_fit && di.sm_count >= 109)
+        auto_plan_says(A, 1024, "cut into up to 16 pieces", "512x4608 with a full row at N = 1024");
+    shape_matrix(A, "512x4608 with a full row", SPX_CSR, NULL, n_batches, 2);
+    for (int i = 0; i < 512; i++)
+        lens[i] = i % 16 == 5 ? 4608 : 100;
+    A = build_csr(512, 4608, lens, SPX_INDEX_I32);
+    if (A && batches_fit && di.sm_count >= 64)
+        auto_plan_says(A, 512, "cut into up to 16 pieces", "512x4608 with 32 full rows at N = 512");
+    static const int64_t n_cut[] = {512, 515};
+    algs_run(A, "512x4608 with 32 full rows", n_cut, 2, 1u << SPX_SPMM_AUTO | 1u << SPX_SPMM_ROW_BATCHES);
+    /* ... but not where the grid over the pieces would make more than 2.5
+     * waves however long the pieces (up to the tail's length): 1024 x 1024
+     * with 992 rows of 10 entries and 32 of 1024 at N = 1024 (4.07 % of the
+     * cells; share 42688 x 16 / (32 x SMs), a tail from 65 SMs; on 132 SMs 8
+     * pieces a row make 39 x 16 blocks, 4.7 waves, and 4 pieces 35 x 16),
+     * where the forced batches still cut them, also at N = 1031 */
+    int64_t tall[1024];
+    for (int i = 0; i < 1024; i++)
+        tall[i] = i % 32 == 7 ? 1024 : 10;
+    A = build_csr(1024, 1024, tall, SPX_INDEX_I32);
+    if (A && batches_fit && di.sm_count >= 65 && di.sm_count <= 200)
+        auto_plan_lacks(A, 1024, "staged", "1024x1024 with 32 full rows at N = 1024");
+    algs_run(A, "1024x1024 with 32 full rows", n_batches, 2, 1u << SPX_SPMM_AUTO | 1u << SPX_SPMM_ROW_BATCHES);
     /* ... and where 128 <= k < 1024 on matrices of at most 128 rows: a pruned 64 x
      * 256 layer at 80 % sparsity at N = 4096 (2 x 64 blocks of 512 threads),
      * run by AUTO, also at N = 4099 (rows off 16 bytes, a partial last tile);
@@ -549,18 +576,21 @@ static void whole_rows_shapes(void)
      * however many times a team's share it holds: at N = 256 (the blocks as
      * above), 512 x 128 with rows of 8 entries and one of 120 (a team's share,
      * at most 4208 x 4 / (16 x SMs), is under 15 on the 72 SMs or more that
-     * these blocks need) takes the batches, every algorithm checked; 512 x
-     * 256 with rows of 16 and one of 200 (share under 30) does not */
+     * these blocks need) takes the batches whole, every algorithm checked;
+     * 512 x 256 with rows of 16 and one of 200 (share under 30) takes them
+     * with that row in two pieces of 100, every algorithm checked */
     A = one_long_row(512, 128, 8, 120);
     const bool one_wave_256 = batches_fit && 64 < 0.9 * di.sm_count && 128 >= 0.9 * di.sm_count;
     if (A && one_wave_256 && 128 <= di.sm_count)
         auto_plan_says(A, 256, "staged 32 at a time", "512x128 8/row and one of 120 at N = 256");
+    if (A && one_wave_256 && 128 <= di.sm_count)
+        auto_plan_lacks(A, 256, "pieces", "512x128 8/row and one of 120 at N = 256");
     static const int64_t n_short[] = {256};
     shape_matrix(A, "512x128 8/row and one of 120", SPX_CSR, NULL, n_short, 1);
     A = one_long_row(512, 256, 16, 200);
-    if (A && one_wave_256)
-        auto_plan_lacks(A, 256, "staged", "512x256 16/row and one of 200 at N = 256");
-    spx_matrix_destroy(A);
+    if (A && one_wave_256 && 128 <= di.sm_count)
+        auto_plan_says(A, 256, "rows of over 128 entries (1; the longest 200", "512x256 16/row and one of 200 at N = 256");
+    shape_matrix(A, "512x256 16/row and one of 200", SPX_CSR, NULL, n_short, 1);
     /* Under 4 % of the cells with k < 1024, short rows stage 8 entries a
      * batch, three blocks of 256 threads an SM (ROW_BATCHES_SHORT_*): a
      * pruned 512 x 512 layer at 98 % sparsity (about 10 entries a row, the

@@ -152,9 +152,11 @@ static spx_status run_rows(spx_ctx *ctx, const cuda_plan *P, const spx_cuda_csr 
     spx_status s = SPX_OK;
     if (P->row_runs) /* every bin a warp per row: the whole list in runs */
         return spx__cuda_check(ctx, spx__cuda_launch_row_runs(A, P->rows_sorted, P->m, d), "row kernel (runs)");
-    if (P->row_batches) /* every bin a team staging batches: the whole list */
+    if (P->row_batches) /* every bin a team staging batches: the whole list, or its slots */
         return spx__cuda_check(ctx,
-                               spx__cuda_launch_row_batches(A, P->rows_sorted, P->m, P->row_batches, P->row_batch, d),
+                               spx__cuda_launch_row_batches(A, P->rows_sorted, P->batch_slots,
+                                                            P->batch_slots ? P->batch_nslots : P->m, P->row_batches,
+                                                            P->row_batch, d),
                                "row kernel (batches)");
     spx_cuda_row_segment segs[NBINS];
     int nsegs = 0;

@@ -582,8 +582,9 @@ static bool tiled_pays(spx_ctx *ctx, const cuda_plan *P, char *why, size_t whyle
     return true;
 }
 
-/* The batches' grid (blocks of 512 threads, 32 rows x 64 columns; of 256,
- * 16 rows, where 512 would not make ROW_BATCHES_MIN_WAVES waves or the rows
+/* The batches' grid over `slots` teams' rows (the rows, or the slots where
+ * long rows are cut; blocks of 512 threads, 32 slots x 64 columns; of 256,
+ * 16 slots, where 512 would not make ROW_BATCHES_MIN_WAVES waves or the rows
  * are short), the entries a batch (16 in blocks of 512, one an SM; in blocks
  * of 256, 8 on short rows, three an SM, else 32 where they number at most the
  * SMs, one an SM, else 16, two an SM), the blocks an SM, the bytes of a
@@ -597,12 +598,12 @@ typedef struct batches_shape {
     double slice_bytes, density;
     bool short_rows;
 } batches_shape;
-static int64_t batches_blocks(const cuda_plan *P, int threads, int64_t tiles)
+static int64_t batches_blocks(int64_t slots, int threads, int64_t tiles)
 {
     const int64_t rows = threads / SPX_CUDA_BATCH_LANES;
-    return (P->m + rows - 1) / rows * tiles;
+    return (slots + rows - 1) / rows * tiles;
 }
-static batches_shape batches_shape_of(spx_ctx *ctx, const cuda_plan *P)
+static batches_shape batches_shape_of(spx_ctx *ctx, const cuda_plan *P, int64_t slots)
 {
     const int64_t sms = spx__cuda_sm_count(ctx);
     batches_shape b = {0};
@@ -611,9 +612,10 @@ static batches_shape batches_shape_of(spx_ctx *ctx, const cuda_plan *P)
     b.density = P->m > 0 && P->k > 0 ? cell_share(P) : 0.0;
     b.short_rows = b.density < ROW_BATCHES_MIN_DENSITY && P->k < ROW_BATCHES_MIN_K;
     b.threads =
-        !b.short_rows && (double)batches_blocks(P, 512, b.tiles) >= ROW_BATCHES_MIN_WAVES * (double)sms ? 512 : 256;
+        !b.short_rows && (double)batches_blocks(slots, 512, b.tiles) >= ROW_BATCHES_MIN_WAVES * (double)sms ? 512
+                                                                                                            : 256;
     b.rows = b.threads / SPX_CUDA_BATCH_LANES;
-    b.blocks = batches_blocks(P, b.threads, b.tiles);
+    b.blocks = batches_blocks(slots, b.threads, b.tiles);
     b.batch = b.short_rows ? 8 : b.threads == 256 && b.blocks <= sms ? 32 : 16;
     b.blocks_per_sm = SPX_CUDA_BATCH_BLOCKS_PER_SM(b.threads, b.batch);
     b.slice_bytes = (double)P->k * (double)b.cols * 4.0;
@@ -629,6 +631,35 @@ static int describe_row_batches(const batches_shape *b, char *why, size_t whylen
                     "blocks, %d an SM)",
                     SPX_CUDA_BATCH_LANES, (long long)b->cols, b->batch, b->batch, (long long)b->rows, b->threads,
                     (long long)b->blocks, b->blocks_per_sm);
+}
+
+/* A team's share of the batches' entries: those of every column tile over
+ * the teams resident on the SMs at once. */
+static double row_batches_share(spx_ctx *ctx, const cuda_plan *P, const batches_shape *b)
+{
+    const double resident = (double)spx__cuda_sm_count(ctx) * (double)(b->rows * b->blocks_per_sm);
+    return (double)P->csr.nnz * (double)b->tiles / resident;
+}
+
+/* The entries beyond which a run on one team is a tail to the batches:
+ * ROW_BATCHES_MAX_TAIL times a team's share, at least ROW_BATCHES_NO_TAIL_ROW
+ * (a row of a few batches is none; a team serves its slot alone, and the GPU
+ * waits for the longest). */
+static double row_batches_tail(spx_ctx *ctx, const cuda_plan *P, const batches_shape *b)
+{
+    const double tail = ROW_BATCHES_MAX_TAIL * row_batches_share(ctx, P, b);
+    return tail > ROW_BATCHES_NO_TAIL_ROW ? tail : ROW_BATCHES_NO_TAIL_ROW;
+}
+
+/* The most entries a piece of a row holds in the batches, where the longest
+ * row is a tail: ROW_BATCHES_PIECE_SHARE times a team's share, at least
+ * ROW_BATCHES_NO_TAIL_ROW; else 0 (no row cut; nor are short rows). */
+static int64_t row_batches_piece_cap(spx_ctx *ctx, const cuda_plan *P, const batches_shape *b)
+{
+    if (b->short_rows || (double)P->max_row <= row_batches_tail(ctx, P, b))
+        return 0;
+    const double cap = ROW_BATCHES_PIECE_SHARE * row_batches_share(ctx, P, b);
+    return cap > ROW_BATCHES_NO_TAIL_ROW ? (int64_t)cap : ROW_BATCHES_NO_TAIL_ROW;
 }
 
 /* AUTO gives every row a team of the row kernels' BATCHES
@@ -656,10 +687,12 @@ static int describe_row_batches(const batches_shape *b, char *why, size_t whylen
  * the blocks (batches_shape_of: 512 threads, else 256) make
  * ROW_BATCHES_MIN_WAVES waves, or, fewer, serve rows of at most
  * ROW_BATCHES_UNDERFILLED_MAX_ROW entries on average (a batch or two of 32;
- * short rows, under 41 entries, always pass this); and the longest row is
- * not a tail (row_batches_pay; under a wave a team's share is below the
- * average row, so there it asks for at most ROW_BATCHES_NO_TAIL_ROW
- * entries). H100, exact f32 (docs/PERFORMANCE.md):
+ * short rows, under 41 entries, always pass this); and short rows hold at
+ * most ROW_BATCHES_SHORT_ROW_MAX entries (row_batches_pay), other rows being
+ * cut where the longest is a tail (row_batches_piece_cap; under a wave a
+ * team's share is below the average row, so there rows of up to
+ * ROW_BATCHES_NO_TAIL_ROW entries stay whole). H100, exact f32
+ * (docs/PERFORMANCE.md):
  * - Forced (512 threads) on every DLMC layer at N = 256, 1024 and 4096,
  *   against AUTO without them, they won 1.04-1.19x on the 256 x 1024, 128 x
  *   1152 and 512 x 4608 layers from about one wave on, and lost at N = 256
@@ -725,7 +758,7 @@ static bool row_batches_may_pay(spx_ctx *ctx, const cuda_plan *P, batches_shape 
         P->k < ROW_BATCHES_SMALL_K || spx__cuda(ctx)->info.cc_major < 9)
         return false;
     const double l2 = (double)spx__cuda(ctx)->info.l2_bytes, sms = (double)spx__cuda_sm_count(ctx);
-    const batches_shape b = *out = batches_shape_of(ctx, P);
+    const batches_shape b = *out = batches_shape_of(ctx, P, P->m);
     const bool shape_pays =
         b.short_rows ? b.density >= ROW_BATCHES_SHORT_MIN_DENSITY &&
                            (double)b.blocks <= ROW_BATCHES_SHORT_MAX_BLOCKS_PER_SM * sms
@@ -737,40 +770,16 @@ static bool row_batches_may_pay(spx_ctx *ctx, const cuda_plan *P, batches_shape 
             (double)P->csr.nnz <= ROW_BATCHES_UNDERFILLED_MAX_ROW * (double)P->m);
 }
 
-/* ... and, once the bins are built, the longest row holds at most
- * ROW_BATCHES_SHORT_ROW_MAX entries where the rows are short, else at most
- * ROW_BATCHES_MAX_TAIL times a team's share of the entries (the entries
- * of every column tile over the teams resident on the SMs at once) or at
- * most ROW_BATCHES_NO_TAIL_ROW entries: a team serves its row alone, and a
- * row of a few batches is no tail (H100,
- * the 512 x 128 DLMC layers at N = 256 and 512, whose longest rows of 39-80
- * entries are 3-6 times a team's share: 1.1-1.3x over AUTO's other choices;
- * the 512 x 2048 ones, 484 and 1179 entries, 6 and 12 times: 0.74-0.89x).
- * `shape`: row_batches_may_pay's. */
-static bool row_batches_pay(spx_ctx *ctx, const cuda_plan *P, const batches_shape *shape, char *why,
-                            size_t whylen)
+/* ... and, once the bins are built, where the rows are short, the longest
+ * holds at most ROW_BATCHES_SHORT_ROW_MAX entries. Other shapes take any
+ * rows: where the longest is a tail, rows are cut (take_row_batches). H100:
+ * uncut, the 512 x 128 DLMC layers at N = 256 and 512, whose longest rows of
+ * 39-80 entries are 3-6 times a team's share, ran 1.1-1.3x over AUTO's other
+ * choices; the 512 x 2048 ones, 484 and 1179 entries, 6 and 12 times:
+ * 0.74-0.89x. `shape`: row_batches_may_pay's. */
+static bool row_batches_pay(const cuda_plan *P, const batches_shape *shape)
 {
-    const batches_shape b = *shape;
-    const double resident = (double)spx__cuda_sm_count(ctx) * (double)(b.rows * b.blocks_per_sm);
-    const double share = (double)P->csr.nnz * (double)b.tiles / resident;
-    if (b.short_rows ? P->max_row > ROW_BATCHES_SHORT_ROW_MAX
-                     : (double)P->max_row > ROW_BATCHES_MAX_TAIL * share && P->max_row > ROW_BATCHES_NO_TAIL_ROW)
-        return false;
-    const int len = describe_row_batches(&b, why, whylen);
-    if (len >= (int)whylen)
-        return true;
-    if (b.short_rows)
-        snprintf(why + len, whylen - (size_t)len,
-                 ", because A's rows are short (at most %lld entries, %.1f%% of the cells, k = %lld) and the blocks "
-                 "number %.1f an SM in all (at most %d)",
-                 (long long)P->max_row, 100.0 * b.density, (long long)P->k,
-                 (double)b.blocks / (double)spx__cuda_sm_count(ctx), ROW_BATCHES_SHORT_MAX_BLOCKS_PER_SM);
-    else
-        snprintf(why + len, whylen - (size_t)len,
-                 ", because A holds %.1f%% of its cells (a block's rows share B's rows in L1), k = %lld and a tile's "
-                 "slice of B (%.1f MB) stays in the L2 cache",
-                 100.0 * b.density, (long long)P->k, b.slice_bytes / 1e6);
-    return true;
+    return !shape->short_rows || P->max_row <= ROW_BATCHES_SHORT_ROW_MAX;
 }
 
 /* Bytes of op(A)'s device CSR (values, int32 columns, int64 offsets). */
@@ -1293,12 +1302,139 @@ static void choose_bin_kernels(spx_ctx *ctx, cuda_plan *P)
     }
 }
 
-/* Every row in one launch of the batches, in shape b. */
-static void take_row_batches(spx_ctx *ctx, cuda_plan *P, const batches_shape *b)
+/* The batches' slots over rows_sorted's rows (`order`, NULL: 0, 1, ...; A's
+ * offsets `rowptr`): the rows in order, those of more than `cap` entries
+ * (*cut rows) cut into equal pieces of at most `cap` (at most
+ * SPX_CUDA_BATCH_PIECE_TEAMS pieces), each cut row's pieces within one
+ * aligned group of SPX_CUDA_BATCH_PIECE_TEAMS slots (the group's rest left
+ * empty where they would cross its end). Writes them to `slots` (NULL: only
+ * counts them); returns their count. */
+static int64_t lay_batch_slots(int64_t m, const int64_t *rowptr, const int32_t *order, int64_t cap,
+                               spx_cuda_batch_slot *slots, int64_t *cut)
 {
-    P->row_batches = b->threads;
-    P->row_batch = b->batch;
+    const int64_t g = SPX_CUDA_BATCH_PIECE_TEAMS;
+    int64_t n = *cut = 0;
+    for (int64_t i = 0; i < m; i++) {
+        const int32_t r = order ? order[i] : (int32_t)i;
+        const int64_t first = rowptr[r], len = rowptr[r + 1] - first;
+        int64_t count = len > cap ? (len + cap - 1) / cap : 1;
+        if (count > g)
+            count = g;
+        if (count > 1) {
+            *cut += 1;
+            for (; n % g + count > g; n++)
+                if (slots)
+                    slots[n] = (spx_cuda_batch_slot){0, 0, -1, 0};
+        }
+        for (int64_t q = 0; slots && q < count; q++)
+            slots[n + q] = (spx_cuda_batch_slot){first + len * q / count, first + len * (q + 1) / count,
+                                                 q ? -1 : r, q ? 0 : (int32_t)count};
+        n += count;
+    }
+    return n;
+}
+
+/* The batches' slots where the longest row is a tail (row_batches_piece_cap),
+ * uploaded to P, and the grid over them in *shape; the cap doubled while
+ * that grid would make more than ROW_BATCHES_PIECE_MAX_WAVES waves and the
+ * pieces would be no tail (row_batches_tail). Unless `forced`, no slots where
+ * the grid still makes more (*shape left as it is). *cap: the last cap tried
+ * (0: no row is a tail); *cut: the rows cut. */
+static spx_status cut_batch_rows(spx_ctx *ctx, cuda_plan *P, bool forced, batches_shape *shape, int64_t *cap,
+                                 int64_t *cut)
+{
+    const int64_t m = P->m;
+    *cut = 0;
+    if (!(*cap = row_batches_piece_cap(ctx, P, shape)))
+        return SPX_OK;
+    int64_t *rowptr = spx__malloc((size_t)(m + 1) * sizeof *rowptr);
+    int32_t *order = P->rows_sorted ? spx__malloc((size_t)m * sizeof *order) : NULL;
+    spx_cuda_batch_slot *slots = NULL;
+    spx_status s = SPX_OK;
+    if (!rowptr || (P->rows_sorted && !order)) {
+        s = spx__fail(ctx, SPX_ERR_OUT_OF_MEMORY, "out of host memory (batch slots)");
+        goto done;
+    }
+    if ((s = spx__cuda_download(ctx, rowptr, P->csr.rowptr, (size_t)(m + 1) * sizeof *rowptr)) ||
+        (order && (s = spx__cuda_download(ctx, order, P->rows_sorted, (size_t)m * sizeof *order))) ||
+        (s = spx__cuda_sync(ctx)))
+        goto done;
+    for (;;) {
+        const int64_t n = lay_batch_slots(m, rowptr, order, *cap, NULL, cut);
+        const batches_shape b = batches_shape_of(ctx, P, n);
+        const bool fits = (double)b.blocks <= ROW_BATCHES_PIECE_MAX_WAVES *
+                                                  (double)(spx__cuda_sm_count(ctx) * b.blocks_per_sm);
+        if (!fits && 2.0 * (double)*cap <= row_batches_tail(ctx, P, shape)) {
+            *cap *= 2;
+            continue;
+        }
+        if (!fits && !forced)
+            break;
+        if (!(slots = spx__malloc((size_t)n * sizeof *slots))) {
+            s = spx__fail(ctx, SPX_ERR_OUT_OF_MEMORY, "out of host memory (batch slots)");
+            goto done;
+        }
+        lay_batch_slots(m, rowptr, order, *cap, slots, cut);
+        if ((s = spx__plan_upload(ctx, P, (void **)&P->batch_slots, slots, (size_t)n * sizeof *slots, "batch slots")))
+            goto done;
+        P->batch_nslots = n;
+        *shape = b;
+        break;
+    }
+done:
+    spx__free(rowptr);
+    spx__free(order);
+    spx__free(slots);
+    return s;
+}
+
+/* Every row in one launch of the batches, in shape b (row_batches_may_pay's
+ * or, forced, batches_shape_of's), the rows cut where the longest is a tail
+ * (cut_batch_rows), which shapes the grid again over the slots. AUTO (not
+ * `forced`) does not take them where it cannot cut them into a grid of at
+ * most ROW_BATCHES_PIECE_MAX_WAVES waves. H200, against AUTO before (merge
+ * path, TILED): the 10 % DLMC 512 x 2048 layer at N = 256 1.78x (14.0 us,
+ * 1.05 waves); R-MAT graphs of 512-1024 nodes at 5-17 % of the cells, N = 256
+ * and 512, 1.09-1.80x on eight of nine products (1.0-2.5 waves), 0.89x on
+ * one; of 2048 nodes at N = 256 (2.3 waves) 0.95-0.97x; with pieces of 1.25
+ * times the share and no bound on the waves, 0.90-0.96x against merge path
+ * on four waves (docs/PERFORMANCE.md). *taken says whether it took them. The
+ * shape in words in why, and with AUTO why it pays. */
+static spx_status take_row_batches(spx_ctx *ctx, cuda_plan *P, const batches_shape *b, bool forced, char *why,
+                                   size_t whylen, bool *taken)
+{
+    batches_shape shape = *b;
+    int64_t cap, cut;
+    spx_status s;
+    *taken = false;
+    if ((s = cut_batch_rows(ctx, P, forced, &shape, &cap, &cut)) || (cap && !P->batch_slots))
+        return s;
+    *taken = true;
+    P->row_batches = shape.threads;
+    P->row_batch = shape.batch;
     choose_bin_kernels(ctx, P);
+    int len = describe_row_batches(&shape, why, whylen);
+    if (cut && len < (int)whylen)
+        len += snprintf(why + len, whylen - (size_t)len,
+                        "; rows of over %lld entries (%lld; the longest %lld, over %d times a team's share, %.0f) "
+                        "cut into up to %d pieces on teams beside each other, the first piece's team adding the "
+                        "others' sums in order (%lld slots)",
+                        (long long)cap, (long long)cut, (long long)P->max_row, ROW_BATCHES_MAX_TAIL,
+                        row_batches_share(ctx, P, b), SPX_CUDA_BATCH_PIECE_TEAMS, (long long)P->batch_nslots);
+    if (forced || len >= (int)whylen)
+        return SPX_OK;
+    if (shape.short_rows)
+        snprintf(why + len, whylen - (size_t)len,
+                 ", because A's rows are short (at most %lld entries, %.1f%% of the cells, k = %lld) and the blocks "
+                 "number %.1f an SM in all (at most %d)",
+                 (long long)P->max_row, 100.0 * shape.density, (long long)P->k,
+                 (double)shape.blocks / (double)spx__cuda_sm_count(ctx), ROW_BATCHES_SHORT_MAX_BLOCKS_PER_SM);
+    else
+        snprintf(why + len, whylen - (size_t)len,
+                 ", because A holds %.1f%% of its cells (a block's rows share B's rows in L1), k = %lld and a tile's "
+                 "slice of B (%.1f MB) stays in the L2 cache",
+                 100.0 * shape.density, (long long)P->k, shape.slice_bytes / 1e6);
+    return SPX_OK;
 }
 
 static const int64_t default_bounds[4] = {8, 32, 256, 4096};
@@ -1495,9 +1631,9 @@ spx_status spx__cuda_spmm_plan_create(spx_ctx *ctx, const spx_spmm_args *a, void
         if ((s = prepare_csr(ctx, P, A, &P->csr)) || (s = build_bins(ctx, P, bounds)))
             break;
         if (P->m > 0) {
-            const batches_shape b = batches_shape_of(ctx, P);
-            describe_row_batches(&b, why, sizeof why);
-            take_row_batches(ctx, P, &b);
+            const batches_shape b = batches_shape_of(ctx, P, P->m);
+            bool taken;
+            s = take_row_batches(ctx, P, &b, true, why, sizeof why, &taken);
         } else {
             choose_bin_kernels(ctx, P);
         }
@@ -1555,10 +1691,10 @@ spx_status spx__cuda_spmm_plan_create(spx_ctx *ctx, const spx_spmm_args *a, void
             if ((s = build_bins(ctx, P, bounds)))
                 break;
             binned = true;
-            if (row_batches_pay(ctx, P, &batches, why, sizeof why)) {
-                take_row_batches(ctx, P, &batches);
+            bool taken = false;
+            if (row_batches_pay(P, &batches) &&
+                ((s = take_row_batches(ctx, P, &batches, false, why, sizeof why, &taken)) || taken))
                 break;
-            }
         }
         if (tiled) {
             P->alg = SPX_SPMM_TILED;

@@ -57,9 +57,9 @@
  * of B takes at most ROW_BATCHES_L2_SHARE of the L2 cache; the blocks (512
  * threads, else 256) make ROW_BATCHES_MIN_WAVES waves, or rows hold at most
  * ROW_BATCHES_UNDERFILLED_MAX_ROW entries on average (short rows, below,
- * always do); and the longest row
- * holds at most ROW_BATCHES_MAX_TAIL times a team's share of the entries or
- * at most ROW_BATCHES_NO_TAIL_ROW entries */
+ * always do). A row that holds more than ROW_BATCHES_MAX_TAIL times a
+ * team's share of the entries and more than ROW_BATCHES_NO_TAIL_ROW entries
+ * is a tail: */
 #define ROW_BATCHES_MIN_N 256
 #define ROW_BATCHES_MIN_K 1024
 #define ROW_BATCHES_SMALL_K 128
@@ -70,6 +70,14 @@
 #define ROW_BATCHES_UNDERFILLED_MAX_ROW 64
 #define ROW_BATCHES_MAX_TAIL 3
 #define ROW_BATCHES_NO_TAIL_ROW 128
+/* ... where the longest row is one, rows are cut into pieces of at most
+ * ROW_BATCHES_PIECE_SHARE times a team's share (at least
+ * ROW_BATCHES_NO_TAIL_ROW entries), up to SPX_CUDA_BATCH_PIECE_TEAMS of them,
+ * that bound doubled while the grid over the pieces would make more than
+ * ROW_BATCHES_PIECE_MAX_WAVES waves (where no bound gets there, AUTO does not
+ * take the batches) */
+#define ROW_BATCHES_PIECE_SHARE 0.75
+#define ROW_BATCHES_PIECE_MAX_WAVES 2.5
 /* ... or, instead of the k and density conditions above, on short rows
  * (under ROW_BATCHES_MIN_DENSITY with ROW_BATCHES_SMALL_K <= k <
  * ROW_BATCHES_MIN_K), with 8 entries a batch where A holds
@@ -161,6 +169,9 @@ typedef struct cuda_plan {
     int row_batches;            /* every row: 0, or the threads a block (512 or 256) of teams staging
                                    their entries in batches (batches_shape_of) */
     int row_batch;              /* ... and the entries a batch (8, 16 or 32) */
+    spx_cuda_batch_slot *batch_slots; /* ... the teams' slots where long rows are cut (row_batches_piece_cap;
+                                         NULL: rows_sorted) */
+    int64_t batch_nslots;
     int64_t panel;              /* columns per tile of the row kernels (0: as wide as the group allows) */
     int slabs;                  /* slabs of A's columns (0: none); each column tile of `panel` runs slab by slab */
     spx_dtype b_round;          /* row kernels: 0, or SPX_BF16 / SPX_F16: they read B rounded to that type */

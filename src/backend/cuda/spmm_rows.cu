@@ -28,6 +28,7 @@ template <typename T, typename TB = T> struct rows_params {
     const int32_t *colidx;
     const T *vals;
     const int32_t *rows; // row list; NULL: slot == row
+    const spx_cuda_batch_slot *slots; // BATCHES: slots instead of rows (or NULL)
     // segments of the row list, one per bin: blocks [first_block[s], first_block[s+1])
     int nsegs;
     int64_t first_block[SPX_CUDA_MAX_SEGMENTS + 1];
@@ -182,23 +183,44 @@ __global__ void __launch_bounds__(128, sizeof(T) == 4 ? 10 : 1) row_runs_kernel(
 // which the tests skip. A sorted list's rows dealt to the blocks in turn, to
 // even out their work, gained about 3 % on the whole but lost up to 12 % on
 // the 2 % q layer, whose SMs then worked more cycles (L1 reuse between
-// neighbouring rows lost).
+// neighbouring rows lost). With slots (p.slots), a long row's pieces run on
+// adjacent teams of a block, so that no team waits on a whole long row: after
+// the batches the later pieces leave their sums in shared memory (where the
+// batches were staged) and the first piece adds them in order.
 template <typename T, typename TB, int V, bool SPREAD, int BT, int U>
 __global__ void __launch_bounds__(BT, SPX_CUDA_BATCH_BLOCKS_PER_SM(BT, U)) row_batches_kernel(const rows_params<T, TB> p)
 {
     typedef typename acc_of<T>::type A;
     constexpr int L = SPX_CUDA_BATCH_LANES, ROWS = BT / L;
     constexpr int E = (U + L - 1) / L; // entries a lane stages (U < L: lanes U .. L - 1 none)
+    constexpr bool PIECES = U >= 16;   // the launch takes slots (8 a batch: short rows, never cut)
     static_assert(L <= 32 && (U % L == 0 || U < L), "a team within a warp; each lane stages E entries");
-    __shared__ __align__(16) int scol[2][ROWS][U];
-    __shared__ __align__(16) A sval[2][ROWS][U];
+    static_assert(ROWS % SPX_CUDA_BATCH_PIECE_TEAMS == 0, "a row's pieces within one block");
+    __shared__ __align__(16) union {
+        struct {
+            int col[2][ROWS][U];
+            A val[2][ROWS][U];
+        } staged;
+        A sums[PIECES ? ROWS : 1][L * V];
+    } sm;
+    auto &scol = sm.staged.col;
+    auto &sval = sm.staged.val;
     const int t = threadIdx.x / L, tl = threadIdx.x % L;
     const int64_t slot = (int64_t)blockIdx.x * ROWS + t;
     int64_t row = -1, start = 0, len = 0;
+    int pieces = 1;
     if (slot < p.seg_rows[0]) {
-        row = p.rows ? p.rows[slot] : slot;
-        start = p.rowptr[row];
-        len = p.row_end[row] - start;
+        if (PIECES && p.slots) {
+            const spx_cuda_batch_slot sl = p.slots[slot];
+            row = sl.row;
+            start = sl.start;
+            len = sl.end - sl.start;
+            pieces = sl.pieces;
+        } else {
+            row = p.rows ? p.rows[slot] : slot;
+            start = p.rowptr[row];
+            len = p.row_end[row] - start;
+        }
     }
     const int64_t batches = warp_max((len + U - 1) / U); // the same trips for the warp's teams
     const int64_t tile_cols = (int64_t)L * V, ntiles = (p.d.n + tile_cols - 1) / tile_cols;
@@ -256,6 +278,19 @@ __global__ void __launch_bounds__(BT, SPX_CUDA_BATCH_BLOCKS_PER_SM(BT, U)) row_b
             fma_rows<T, V, U>(src, cj, vj, cnt, lc.count, acc);
             if (b + 1 < batches) // the other buffer: read by every lane before the last __syncwarp
                 stage((int)((b + 1) & 1));
+        }
+        if (PIECES && p.slots) { // the same for the whole grid
+            __syncthreads();     // every team past its batches: the sums take their memory
+            if (pieces == 0)
+#pragma unroll
+                for (int q = 0; q < V; q++)
+                    sm.sums[t][tl * V + q] = acc[q];
+            __syncthreads();
+            for (int j = 1; j < pieces; j++)
+#pragma unroll
+                for (int q = 0; q < V; q++)
+                    acc[q] += sm.sums[t + j][tl * V + q];
+            __syncthreads(); // read before the next tile stages
         }
         if (row >= 0 && lc.count > 0)
             store_epilogue<T, V>(p.d.C + row * p.d.ldc + lc.first, lc.count, lc.step, acc, p.d.alpha, p.d.beta,
@@ -397,9 +432,11 @@ cudaError_t launch_row_runs_t(const spx_cuda_csr *A, const int32_t *rows, int64_
 }
 
 template <typename T, int V, bool SPREAD, int BT, int U>
-cudaError_t launch_row_batches_t(const spx_cuda_csr *A, const int32_t *rows, int64_t nrows, const spx_cuda_dense_args *d)
+cudaError_t launch_row_batches_t(const spx_cuda_csr *A, const int32_t *rows, const spx_cuda_batch_slot *slots,
+                                 int64_t nrows, const spx_cuda_dense_args *d)
 {
     rows_params<T> p = csr_params<T, T>(A, rows, d, SPX_CUDA_BATCH_LANES);
+    p.slots = slots;
     p.seg_rows[0] = nrows;
     const int64_t blocks = (nrows * SPX_CUDA_BATCH_LANES + BT - 1) / BT;
     if (blocks > 0x7fffffff)
@@ -456,17 +493,18 @@ extern "C" cudaError_t spx__cuda_launch_row_runs(const spx_cuda_csr *A, const in
 #undef CALL
 }
 
-extern "C" cudaError_t spx__cuda_launch_row_batches(const spx_cuda_csr *A, const int32_t *rows, int64_t nrows,
-                                                    int threads, int batch, const spx_cuda_dense_args *d)
+extern "C" cudaError_t spx__cuda_launch_row_batches(const spx_cuda_csr *A, const int32_t *rows,
+                                                    const spx_cuda_batch_slot *slots, int64_t nrows, int threads,
+                                                    int batch, const spx_cuda_dense_args *d)
 {
     if (nrows <= 0 || d->n <= 0)
         return cudaSuccess;
-    /* planned for f32 data alone */
-    if (d->dtype != SPX_F32 || d->b_round)
+    /* planned for f32 data alone; slots with 16 entries a batch or more */
+    if (d->dtype != SPX_F32 || d->b_round || (slots && batch < 16))
         return cudaErrorInvalidValue;
 #define CALL(BT, U)                                                                                                   \
-    (d->vec > 1 ? launch_row_batches_t<float, 4, false, BT, U>(A, rows, nrows, d)                                     \
-                : launch_row_batches_t<float, 4, true, BT, U>(A, rows, nrows, d))
+    (d->vec > 1 ? launch_row_batches_t<float, 4, false, BT, U>(A, rows, slots, nrows, d)                              \
+                : launch_row_batches_t<float, 4, true, BT, U>(A, rows, slots, nrows, d))
     if (threads == 512 && batch == 16)
         return CALL(512, 16);
     if (threads == 256 && batch == 32)
