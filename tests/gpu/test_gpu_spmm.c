@@ -497,8 +497,8 @@ static void whole_rows_shapes(void)
      * cut into pieces on the teams beside each other (row_batches_piece_cap)
      * while the grid over the pieces makes at most 2.5 waves: 511 rows of 230
      * entries and one of 4608 (share 122138 x 16 / (32 x SMs): a tail from 40
-     * SMs; 14 pieces on 132 SMs, the first slot of their group left empty,
-     * 17 x 16 blocks, under 2.5 waves from 109 SMs), every algorithm at N =
+     * SMs; 14 pieces on 132 SMs, the last slot of the group before them left
+     * empty, 17 x 16 blocks, under 2.5 waves from 109 SMs), every algorithm at N =
      * 1024 and 1031; 480 rows of 100 and 32 of 4608 at N = 512 (share 195456
      * x 8 / (32 x SMs), a tail from 33 SMs; on 132 SMs 16 pieces a row, a
      * group each, 31 x 8 blocks; under 2.5 waves from 64 SMs), AUTO and the

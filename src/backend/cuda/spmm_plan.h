@@ -169,7 +169,7 @@ typedef struct cuda_plan {
     int row_batches;            /* every row: 0, or the threads a block (512 or 256) of teams staging
                                    their entries in batches (batches_shape_of) */
     int row_batch;              /* ... and the entries a batch (8, 16 or 32) */
-    spx_cuda_batch_slot *batch_slots; /* ... the teams' slots where long rows are cut (row_batches_piece_cap;
+    spx_cuda_batch_slot *batch_slots; /* ... the teams' slots where long rows are cut (cut_batch_rows;
                                          NULL: rows_sorted) */
     int64_t batch_nslots;
     int64_t panel;              /* columns per tile of the row kernels (0: as wide as the group allows) */
