@@ -494,7 +494,7 @@ static void whole_rows_shapes(void)
         auto_plan_says(A, 1024, "staged 16 at a time", "500x4608 0..256/row at N = 1024");
     shape_matrix(A, "500x4608 0..256/row", SPX_CSR, NULL, n_batches, 2);
     /* ... also where a row is a tail (more than three times a team's share),
-     * cut into pieces on the teams beside each other (row_batches_piece_cap)
+     * cut into pieces on the teams beside each other (row_batches_cut)
      * while the grid over the pieces makes at most 2.5 waves: 511 rows of 230
      * entries and one of 4608 (share 122138 x 16 / (32 x SMs): a tail from 40
      * SMs; 14 pieces on 132 SMs, the last slot of the group before them left
@@ -527,6 +527,28 @@ static void whole_rows_shapes(void)
     if (A && batches_fit && di.sm_count >= 65 && di.sm_count <= 200)
         auto_plan_lacks(A, 1024, "staged", "1024x1024 with 32 full rows at N = 1024");
     algs_run(A, "1024x1024 with 32 full rows", n_batches, 2, 1u << SPX_SPMM_AUTO | 1u << SPX_SPMM_ROW_BATCHES);
+    /* ... and, where the rows make at most half a wave, cut into pieces of 16
+     * entries or more, as many as one wave holds (row_batches_cut): a pruned
+     * 32 x 1024 layer at 95 % sparsity (51 entries a row) at N = 256 (32 x 4
+     * teams in 8 blocks of 16 rows: half a wave from 16 SMs; about 4 pieces
+     * a row in a wave from 40 SMs); 40 x 1024 with rows of 0, 128, 17, 64, 5
+     * and 100 entries (5.1 % of the cells; on 64 SMs or more in 8, 2, 4, 1 and
+     * 7 pieces, a group's last slots left empty where a row's would cross
+     * its end); AUTO and the forced batches, also at N = 259 (spread lanes, a
+     * partial last tile) */
+    A = NULL;
+    CHECK_OK(g_ctx, spx_gen_pruned(g_ctx, 32, 1024, 0.95, next_seed(), SPX_F32, SPX_INDEX_DEFAULT, &A));
+    if (A && batches_fit && di.sm_count >= 40)
+        auto_plan_says(A, 256, "of a wave) cut into up to 16 pieces", "pruned 32x1024 at N = 256");
+    static const int64_t n_fill[] = {256, 259};
+    algs_run(A, "pruned 32x1024", n_fill, 2, 1u << SPX_SPMM_AUTO | 1u << SPX_SPMM_ROW_BATCHES);
+    static const int64_t fill_cycle[] = {0, 128, 17, 64, 5, 100};
+    for (int i = 0; i < 40; i++)
+        lens[i] = fill_cycle[i % 6];
+    A = build_csr(40, 1024, lens, SPX_INDEX_I32);
+    if (A && batches_fit && di.sm_count >= 64)
+        auto_plan_says(A, 256, "of a wave) cut into up to 16 pieces", "40x1024 0..128/row at N = 256");
+    algs_run(A, "40x1024 0..128/row", n_fill, 2, 1u << SPX_SPMM_AUTO | 1u << SPX_SPMM_ROW_BATCHES);
     /* ... and where 128 <= k < 1024 on matrices of at most 128 rows: a pruned 64 x
      * 256 layer at 80 % sparsity at N = 4096 (2 x 64 blocks of 512 threads),
      * run by AUTO, also at N = 4099 (rows off 16 bytes, a partial last tile);

@@ -651,15 +651,43 @@ static double row_batches_tail(spx_ctx *ctx, const cuda_plan *P, const batches_s
     return tail > ROW_BATCHES_NO_TAIL_ROW ? tail : ROW_BATCHES_NO_TAIL_ROW;
 }
 
-/* The most entries a piece of a row holds in the batches, where the longest
- * row is a tail: ROW_BATCHES_PIECE_SHARE times a team's share, at least
- * ROW_BATCHES_NO_TAIL_ROW; else 0 (no row cut; nor are short rows). */
-static int64_t row_batches_piece_cap(spx_ctx *ctx, const cuda_plan *P, const batches_shape *b)
+/* Where the batches cut rows (cut_batch_rows): the first bound on a piece's
+ * entries (0: no row cut), the most it may be doubled to, and the waves the
+ * grid over the pieces may make. Short rows are never cut. Where the longest
+ * row is a tail: pieces of ROW_BATCHES_PIECE_SHARE times a team's share (at
+ * least ROW_BATCHES_NO_TAIL_ROW), up to the tail, within
+ * ROW_BATCHES_PIECE_MAX_WAVES waves. Else, where the rows make at most
+ * ROW_BATCHES_FILL_MAX_WAVES waves (`fill`): pieces of
+ * ROW_BATCHES_FILL_MIN_PIECE (at least a 16th of the longest row), below the
+ * longest row, within one wave, so that the teams the GPU holds at once share
+ * the longest rows' entries. */
+typedef struct batch_cut {
+    int64_t cap, limit;
+    double waves;
+    bool fill;
+} batch_cut;
+static batch_cut row_batches_cut(spx_ctx *ctx, const cuda_plan *P, const batches_shape *b)
 {
-    if (b->short_rows || (double)P->max_row <= row_batches_tail(ctx, P, b))
-        return 0;
-    const double cap = ROW_BATCHES_PIECE_SHARE * row_batches_share(ctx, P, b);
-    return cap > ROW_BATCHES_NO_TAIL_ROW ? (int64_t)cap : ROW_BATCHES_NO_TAIL_ROW;
+    batch_cut c = {0};
+    if (b->short_rows)
+        return c;
+    const double tail = row_batches_tail(ctx, P, b),
+                 resident = (double)(spx__cuda_sm_count(ctx) * b->blocks_per_sm); /* blocks in a wave */
+    if ((double)P->max_row > tail) {
+        const double cap = ROW_BATCHES_PIECE_SHARE * row_batches_share(ctx, P, b);
+        c.cap = cap > ROW_BATCHES_NO_TAIL_ROW ? (int64_t)cap : ROW_BATCHES_NO_TAIL_ROW;
+        c.limit = (int64_t)tail;
+        c.waves = ROW_BATCHES_PIECE_MAX_WAVES;
+    } else if ((double)b->blocks <= ROW_BATCHES_FILL_MAX_WAVES * resident) {
+        const int64_t least = (P->max_row + SPX_CUDA_BATCH_PIECE_TEAMS - 1) / SPX_CUDA_BATCH_PIECE_TEAMS;
+        c.cap = least > ROW_BATCHES_FILL_MIN_PIECE ? least : ROW_BATCHES_FILL_MIN_PIECE;
+        c.limit = P->max_row - 1;
+        c.waves = 1.0;
+        c.fill = true;
+        if (c.cap > c.limit)
+            c.cap = 0;
+    }
+    return c;
 }
 
 /* AUTO gives every row a team of the row kernels' BATCHES
@@ -689,9 +717,8 @@ static int64_t row_batches_piece_cap(spx_ctx *ctx, const cuda_plan *P, const bat
  * ROW_BATCHES_UNDERFILLED_MAX_ROW entries on average (a batch or two of 32;
  * short rows, under 41 entries, always pass this); and short rows hold at
  * most ROW_BATCHES_SHORT_ROW_MAX entries (row_batches_pay), other rows being
- * cut where the longest is a tail (row_batches_piece_cap; under a wave a
- * team's share is below the average row, so there rows of up to
- * ROW_BATCHES_NO_TAIL_ROW entries stay whole). H100, exact f32
+ * cut where the longest is a tail or the rows make at most half a wave
+ * (row_batches_cut). H100, exact f32
  * (docs/PERFORMANCE.md):
  * - Forced (512 threads) on every DLMC layer at N = 256, 1024 and 4096,
  *   against AUTO without them, they won 1.04-1.19x on the 256 x 1024, 128 x
@@ -1334,18 +1361,18 @@ static int64_t lay_batch_slots(int64_t m, const int64_t *rowptr, const int32_t *
     return n;
 }
 
-/* The batches' slots where the longest row is a tail (row_batches_piece_cap),
- * uploaded to P, and the grid over them in *shape; the cap doubled while
- * that grid would make more than ROW_BATCHES_PIECE_MAX_WAVES waves and the
- * pieces would be no tail (row_batches_tail). Unless `forced`, no slots where
- * the grid still makes more (*shape left as it is). *cap: the last cap tried
- * (0: no row is a tail); *cut: the rows cut. */
-static spx_status cut_batch_rows(spx_ctx *ctx, cuda_plan *P, bool forced, batches_shape *shape, int64_t *cap,
+/* The batches' slots where rows are cut (row_batches_cut), uploaded to P,
+ * and the grid over them in *shape; the bound on a piece doubled while that
+ * grid would make more than the cut's waves. Where it still makes more: with
+ * `fill`, no slots and c->cap 0 (the rows stay whole); else, unless
+ * `forced`, no slots (*shape left as it is). *c: the cut, its cap the last
+ * bound tried; *cut: the rows cut. */
+static spx_status cut_batch_rows(spx_ctx *ctx, cuda_plan *P, bool forced, batches_shape *shape, batch_cut *c,
                                  int64_t *cut)
 {
     const int64_t m = P->m;
     *cut = 0;
-    if (!(*cap = row_batches_piece_cap(ctx, P, shape)))
+    if (!(*c = row_batches_cut(ctx, P, shape)).cap)
         return SPX_OK;
     int64_t *rowptr = spx__malloc((size_t)(m + 1) * sizeof *rowptr);
     int32_t *order = P->rows_sorted ? spx__malloc((size_t)m * sizeof *order) : NULL;
@@ -1360,21 +1387,23 @@ static spx_status cut_batch_rows(spx_ctx *ctx, cuda_plan *P, bool forced, batche
         (s = spx__cuda_sync(ctx)))
         goto done;
     for (;;) {
-        const int64_t n = lay_batch_slots(m, rowptr, order, *cap, NULL, cut);
+        const int64_t n = lay_batch_slots(m, rowptr, order, c->cap, NULL, cut);
         const batches_shape b = batches_shape_of(ctx, P, n);
-        const bool fits = (double)b.blocks <= ROW_BATCHES_PIECE_MAX_WAVES *
-                                                  (double)(spx__cuda_sm_count(ctx) * b.blocks_per_sm);
-        if (!fits && 2.0 * (double)*cap <= row_batches_tail(ctx, P, shape)) {
-            *cap *= 2;
+        const bool fits = (double)b.blocks <= c->waves * (double)(spx__cuda_sm_count(ctx) * b.blocks_per_sm);
+        if (!fits && 2 * c->cap <= c->limit) {
+            c->cap *= 2;
             continue;
         }
-        if (!fits && !forced)
+        if (!fits && (c->fill || !forced)) {
+            if (c->fill)
+                c->cap = *cut = 0;
             break;
+        }
         if (!(slots = spx__malloc((size_t)n * sizeof *slots))) {
             s = spx__fail(ctx, SPX_ERR_OUT_OF_MEMORY, "out of host memory (batch slots)");
             goto done;
         }
-        lay_batch_slots(m, rowptr, order, *cap, slots, cut);
+        lay_batch_slots(m, rowptr, order, c->cap, slots, cut);
         if ((s = spx__plan_upload(ctx, P, (void **)&P->batch_slots, slots, (size_t)n * sizeof *slots, "batch slots")))
             goto done;
         P->batch_nslots = n;
@@ -1390,37 +1419,53 @@ done:
 
 /* Every row in one launch of the batches, in shape b (row_batches_may_pay's
  * or, forced, batches_shape_of's), the rows cut where the longest is a tail
- * (cut_batch_rows), which shapes the grid again over the slots. AUTO (not
- * `forced`) does not take them where it cannot cut them into a grid of at
- * most ROW_BATCHES_PIECE_MAX_WAVES waves. H200, against AUTO before (merge
+ * or the rows make at most half a wave (cut_batch_rows), which shapes the
+ * grid again over the slots. AUTO (not `forced`) does not take them where it
+ * cannot cut a tail into a grid of at most ROW_BATCHES_PIECE_MAX_WAVES waves.
+ * H200, against AUTO before (merge
  * path, TILED): the 10 % DLMC 512 x 2048 layer at N = 256 1.78x (14.0 us,
  * 1.05 waves); R-MAT graphs of 512-1024 nodes at 5-17 % of the cells, N = 256
  * and 512, 1.09-1.80x on eight of nine products (1.0-2.5 waves), 0.89x on
  * one; of 2048 nodes at N = 256 (2.3 waves) 0.95-0.97x; with pieces of 1.25
  * times the share and no bound on the waves, 0.90-0.96x against merge path
- * on four waves (docs/PERFORMANCE.md). *taken says whether it took them. The
- * shape in words in why, and with AUTO why it pays. */
+ * on four waves. Where the rows make at most half a wave, cut to fill one
+ * (pieces of 16 entries or more), against them whole, H200, same call, two
+ * runs each: generated pruned layers of 32-256 rows (k = 256-2048, 5-20 % of
+ * the cells, N = 256-1024) 1.038x over 108 products (1.05-1.36x on 26 of
+ * them, none slower by over 4 %), the DLMC 64 x 256, 128 x 1152 and 256 x
+ * 1024 layers at N = 256 and 1024 1.13-1.35x on six products; cut also
+ * where the rows made 0.97 of a wave, ten products lost 0.80-0.95x and seven
+ * gained 1.05-1.12x (docs/PERFORMANCE.md). *taken says whether it took them.
+ * The shape in words in why, and with AUTO why it pays. */
 static spx_status take_row_batches(spx_ctx *ctx, cuda_plan *P, const batches_shape *b, bool forced, char *why,
                                    size_t whylen, bool *taken)
 {
     batches_shape shape = *b;
-    int64_t cap, cut;
+    batch_cut c;
+    int64_t cut;
     spx_status s;
     *taken = false;
-    if ((s = cut_batch_rows(ctx, P, forced, &shape, &cap, &cut)) || (cap && !P->batch_slots))
+    if ((s = cut_batch_rows(ctx, P, forced, &shape, &c, &cut)) || (c.cap && !P->batch_slots))
         return s;
     *taken = true;
     P->row_batches = shape.threads;
     P->row_batch = shape.batch;
     choose_bin_kernels(ctx, P);
     int len = describe_row_batches(&shape, why, whylen);
-    if (cut && len < (int)whylen)
+    if (cut && len < (int)whylen) {
+        char whose[128];
+        if (c.fill)
+            snprintf(whose, sizeof whose, "the rows made %.2f of a wave",
+                     (double)b->blocks / (double)(spx__cuda_sm_count(ctx) * b->blocks_per_sm));
+        else
+            snprintf(whose, sizeof whose, "over %d times a team's share, %.0f", ROW_BATCHES_MAX_TAIL,
+                     row_batches_share(ctx, P, b));
         len += snprintf(why + len, whylen - (size_t)len,
-                        "; rows of over %lld entries (%lld; the longest %lld, over %d times a team's share, %.0f) "
-                        "cut into up to %d pieces on teams beside each other, the first piece's team adding the "
-                        "others' sums in order (%lld slots)",
-                        (long long)cap, (long long)cut, (long long)P->max_row, ROW_BATCHES_MAX_TAIL,
-                        row_batches_share(ctx, P, b), SPX_CUDA_BATCH_PIECE_TEAMS, (long long)P->batch_nslots);
+                        "; rows of over %lld entries (%lld; the longest %lld, %s) cut into up to %d pieces on teams "
+                        "beside each other, the first piece's team adding the others' sums in order (%lld slots)",
+                        (long long)c.cap, (long long)cut, (long long)P->max_row, whose, SPX_CUDA_BATCH_PIECE_TEAMS,
+                        (long long)P->batch_nslots);
+    }
     if (forced || len >= (int)whylen)
         return SPX_OK;
     if (shape.short_rows)

@@ -78,6 +78,12 @@
  * take the batches) */
 #define ROW_BATCHES_PIECE_SHARE 0.75
 #define ROW_BATCHES_PIECE_MAX_WAVES 2.5
+/* ... and where no row is a tail but the rows make at most
+ * ROW_BATCHES_FILL_MAX_WAVES waves, into pieces of at least
+ * ROW_BATCHES_FILL_MIN_PIECE entries, as short as one wave allows (where
+ * none shorter than the longest row does, they stay whole) */
+#define ROW_BATCHES_FILL_MAX_WAVES 0.5
+#define ROW_BATCHES_FILL_MIN_PIECE 16
 /* ... or, instead of the k and density conditions above, on short rows
  * (under ROW_BATCHES_MIN_DENSITY with ROW_BATCHES_SMALL_K <= k <
  * ROW_BATCHES_MIN_K), with 8 entries a batch where A holds
