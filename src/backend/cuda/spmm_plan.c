@@ -715,7 +715,9 @@ static batch_cut row_batches_cut(spx_ctx *ctx, const cuda_plan *P, const batches
  * the blocks (batches_shape_of: 512 threads, else 256) make
  * ROW_BATCHES_MIN_WAVES waves, or, fewer, serve rows of at most
  * ROW_BATCHES_UNDERFILLED_MAX_ROW entries on average (a batch or two of 32;
- * short rows, under 41 entries, always pass this); and short rows hold at
+ * short rows, under 41 entries, always pass this), or of at most
+ * ROW_BATCHES_FILL_MAX_ROW where they make at most ROW_BATCHES_FILL_MAX_WAVES
+ * waves (and are cut, below, to fill one); and short rows hold at
  * most ROW_BATCHES_SHORT_ROW_MAX entries (row_batches_pay), other rows being
  * cut where the longest is a tail or the rows make at most half a wave
  * (row_batches_cut). H100, exact f32
@@ -778,6 +780,15 @@ static batch_cut row_batches_cut(spx_ctx *ctx, const cuda_plan *P, const batches
  *   ones at N = 256). On rows of 102-230 entries on average they lost to
  *   block_row and the bins (0.67-0.93x: 64 x 1024, 128 x 1152 and 256 x 1024
  *   at 10-20 % of the cells, N = 256), bar one (64 x 1024 at 10 %, 1.11x).
+ * - Since rows are cut where the blocks make at most half a wave
+ *   (row_batches_cut), on rows of up to 256 entries on average there (up to
+ *   64 before), H200, same call, two runs each: generated pruned layers of
+ *   32-256 rows (k = 256-2048, 5-20 % of the cells, N = 256-1024) 1.072x over
+ *   108 products (1.49-1.86x on eleven 32- to 128-row layers of 102 entries
+ *   a row, 0.95-0.96x on three of 205 entries a row at N = 256), DLMC at N =
+ *   256 and 1024 1.25-1.26x on the two products that changed (the rn50 0.8
+ *   256 x 1024 and 128 x 1152 layers at N = 256). Between half a wave and
+ *   ROW_BATCHES_MIN_WAVES such rows were not measured.
  * The batches' shape in *out. */
 static bool row_batches_may_pay(spx_ctx *ctx, const cuda_plan *P, batches_shape *out)
 {
@@ -792,9 +803,10 @@ static bool row_batches_may_pay(spx_ctx *ctx, const cuda_plan *P, batches_shape 
                      : b.density >= ROW_BATCHES_MIN_DENSITY && (P->k >= ROW_BATCHES_MIN_K ||
                                                                 P->m <= ROW_BATCHES_FEW_ROWS ||
                                                                 (double)tiled_blocks(P) <= sms);
+    const double per_row = (double)P->csr.nnz / (double)P->m, waves = (double)b.blocks / (sms * b.blocks_per_sm);
     return shape_pays && l2 > 0 && b.slice_bytes <= ROW_BATCHES_L2_SHARE * l2 &&
-           ((double)b.blocks >= ROW_BATCHES_MIN_WAVES * sms ||
-            (double)P->csr.nnz <= ROW_BATCHES_UNDERFILLED_MAX_ROW * (double)P->m);
+           ((double)b.blocks >= ROW_BATCHES_MIN_WAVES * sms || per_row <= ROW_BATCHES_UNDERFILLED_MAX_ROW ||
+            (per_row <= ROW_BATCHES_FILL_MAX_ROW && waves <= ROW_BATCHES_FILL_MAX_WAVES));
 }
 
 /* ... and, once the bins are built, where the rows are short, the longest

@@ -57,9 +57,10 @@
  * of B takes at most ROW_BATCHES_L2_SHARE of the L2 cache; the blocks (512
  * threads, else 256) make ROW_BATCHES_MIN_WAVES waves, or rows hold at most
  * ROW_BATCHES_UNDERFILLED_MAX_ROW entries on average (short rows, below,
- * always do). A row that holds more than ROW_BATCHES_MAX_TAIL times a
- * team's share of the entries and more than ROW_BATCHES_NO_TAIL_ROW entries
- * is a tail: */
+ * always do), or at most ROW_BATCHES_FILL_MAX_ROW where the blocks make at
+ * most ROW_BATCHES_FILL_MAX_WAVES waves (below). A row that holds more than
+ * ROW_BATCHES_MAX_TAIL times a team's share of the entries and more than
+ * ROW_BATCHES_NO_TAIL_ROW entries is a tail: */
 #define ROW_BATCHES_MIN_N 256
 #define ROW_BATCHES_MIN_K 1024
 #define ROW_BATCHES_SMALL_K 128
@@ -84,6 +85,7 @@
  * none shorter than the longest row does, they stay whole) */
 #define ROW_BATCHES_FILL_MAX_WAVES 0.5
 #define ROW_BATCHES_FILL_MIN_PIECE 16
+#define ROW_BATCHES_FILL_MAX_ROW 256
 /* ... or, instead of the k and density conditions above, on short rows
  * (under ROW_BATCHES_MIN_DENSITY with ROW_BATCHES_SMALL_K <= k <
  * ROW_BATCHES_MIN_K), with 8 entries a batch where A holds
