@@ -633,6 +633,13 @@ static int describe_row_batches(const batches_shape *b, char *why, size_t whylen
                     (long long)b->blocks, b->blocks_per_sm);
 }
 
+/* The waves the batches' blocks make: the blocks over those the SMs hold at
+ * once. */
+static double batches_waves(spx_ctx *ctx, const batches_shape *b)
+{
+    return (double)b->blocks / (double)(spx__cuda_sm_count(ctx) * b->blocks_per_sm);
+}
+
 /* A team's share of the batches' entries: those of every column tile over
  * the teams resident on the SMs at once. */
 static double row_batches_share(spx_ctx *ctx, const cuda_plan *P, const batches_shape *b)
@@ -671,14 +678,13 @@ static batch_cut row_batches_cut(spx_ctx *ctx, const cuda_plan *P, const batches
     batch_cut c = {0};
     if (b->short_rows)
         return c;
-    const double tail = row_batches_tail(ctx, P, b),
-                 resident = (double)(spx__cuda_sm_count(ctx) * b->blocks_per_sm); /* blocks in a wave */
+    const double tail = row_batches_tail(ctx, P, b);
     if ((double)P->max_row > tail) {
         const double cap = ROW_BATCHES_PIECE_SHARE * row_batches_share(ctx, P, b);
         c.cap = cap > ROW_BATCHES_NO_TAIL_ROW ? (int64_t)cap : ROW_BATCHES_NO_TAIL_ROW;
         c.limit = (int64_t)tail;
         c.waves = ROW_BATCHES_PIECE_MAX_WAVES;
-    } else if ((double)b->blocks <= ROW_BATCHES_FILL_MAX_WAVES * resident) {
+    } else if (batches_waves(ctx, b) <= ROW_BATCHES_FILL_MAX_WAVES) {
         const int64_t least = (P->max_row + SPX_CUDA_BATCH_PIECE_TEAMS - 1) / SPX_CUDA_BATCH_PIECE_TEAMS;
         c.cap = least > ROW_BATCHES_FILL_MIN_PIECE ? least : ROW_BATCHES_FILL_MIN_PIECE;
         c.limit = P->max_row - 1;
@@ -803,10 +809,10 @@ static bool row_batches_may_pay(spx_ctx *ctx, const cuda_plan *P, batches_shape 
                      : b.density >= ROW_BATCHES_MIN_DENSITY && (P->k >= ROW_BATCHES_MIN_K ||
                                                                 P->m <= ROW_BATCHES_FEW_ROWS ||
                                                                 (double)tiled_blocks(P) <= sms);
-    const double per_row = (double)P->csr.nnz / (double)P->m, waves = (double)b.blocks / (sms * b.blocks_per_sm);
+    const double per_row = (double)P->csr.nnz / (double)P->m;
     return shape_pays && l2 > 0 && b.slice_bytes <= ROW_BATCHES_L2_SHARE * l2 &&
            ((double)b.blocks >= ROW_BATCHES_MIN_WAVES * sms || per_row <= ROW_BATCHES_UNDERFILLED_MAX_ROW ||
-            (per_row <= ROW_BATCHES_FILL_MAX_ROW && waves <= ROW_BATCHES_FILL_MAX_WAVES));
+            (per_row <= ROW_BATCHES_FILL_MAX_ROW && batches_waves(ctx, &b) <= ROW_BATCHES_FILL_MAX_WAVES));
 }
 
 /* ... and, once the bins are built, where the rows are short, the longest
@@ -1401,7 +1407,7 @@ static spx_status cut_batch_rows(spx_ctx *ctx, cuda_plan *P, bool forced, batche
     for (;;) {
         const int64_t n = lay_batch_slots(m, rowptr, order, c->cap, NULL, cut);
         const batches_shape b = batches_shape_of(ctx, P, n);
-        const bool fits = (double)b.blocks <= c->waves * (double)(spx__cuda_sm_count(ctx) * b.blocks_per_sm);
+        const bool fits = batches_waves(ctx, &b) <= c->waves;
         if (!fits && 2 * c->cap <= c->limit) {
             c->cap *= 2;
             continue;
@@ -1434,13 +1440,12 @@ done:
  * or the rows make at most half a wave (cut_batch_rows), which shapes the
  * grid again over the slots. AUTO (not `forced`) does not take them where it
  * cannot cut a tail into a grid of at most ROW_BATCHES_PIECE_MAX_WAVES waves.
- * H200, against AUTO before (merge
- * path, TILED): the 10 % DLMC 512 x 2048 layer at N = 256 1.78x (14.0 us,
- * 1.05 waves); R-MAT graphs of 512-1024 nodes at 5-17 % of the cells, N = 256
- * and 512, 1.09-1.80x on eight of nine products (1.0-2.5 waves), 0.89x on
- * one; of 2048 nodes at N = 256 (2.3 waves) 0.95-0.97x; with pieces of 1.25
- * times the share and no bound on the waves, 0.90-0.96x against merge path
- * on four waves. Where the rows make at most half a wave, cut to fill one
+ * H200, against AUTO before (merge path, TILED): the 10 % DLMC 512 x 2048
+ * layer at N = 256 1.78x (14.0 us, 1.05 waves); R-MAT graphs of 512-1024
+ * nodes at 5-17 % of the cells, N = 256 and 512, 1.09-1.80x on eight of nine
+ * products (1.0-2.5 waves), 0.89x on one; of 2048 nodes at N = 256 (2.3
+ * waves) 0.95-0.97x; with pieces of 1.25 times the share and no bound on the
+ * waves, 0.90-0.96x against merge path on four waves. Where the rows make at most half a wave, cut to fill one
  * (pieces of 16 entries or more), against them whole, H200, same call, two
  * runs each: generated pruned layers of 32-256 rows (k = 256-2048, 5-20 % of
  * the cells, N = 256-1024) 1.038x over 108 products (1.05-1.36x on 26 of
@@ -1467,8 +1472,7 @@ static spx_status take_row_batches(spx_ctx *ctx, cuda_plan *P, const batches_sha
     if (cut && len < (int)whylen) {
         char whose[128];
         if (c.fill)
-            snprintf(whose, sizeof whose, "the rows made %.2f of a wave",
-                     (double)b->blocks / (double)(spx__cuda_sm_count(ctx) * b->blocks_per_sm));
+            snprintf(whose, sizeof whose, "the rows made %.2f of a wave", batches_waves(ctx, b));
         else
             snprintf(whose, sizeof whose, "over %d times a team's share, %.0f", ROW_BATCHES_MAX_TAIL,
                      row_batches_share(ctx, P, b));
