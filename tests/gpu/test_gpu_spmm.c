@@ -527,14 +527,15 @@ static void whole_rows_shapes(void)
     if (A && batches_fit && di.sm_count >= 65 && di.sm_count <= 200)
         auto_plan_lacks(A, 1024, "staged", "1024x1024 with 32 full rows at N = 1024");
     algs_run(A, "1024x1024 with 32 full rows", n_batches, 2, 1u << SPX_SPMM_AUTO | 1u << SPX_SPMM_ROW_BATCHES);
-    /* ... and, where the rows make at most half a wave, cut into pieces of 16
-     * entries or more, as many as one wave holds (row_batches_cut): a pruned
-     * 32 x 1024 layer at 95 % sparsity (51 entries a row) at N = 256 (32 x 4
-     * teams in 8 blocks of 16 rows: half a wave from 16 SMs; about 4 pieces
-     * a row in a wave from 40 SMs); 40 x 1024 with rows of 0, 128, 17, 64, 5
-     * and 100 entries (5.1 % of the cells; on 64 SMs or more in 8, 2, 4, 1 and
-     * 7 pieces, a group's last slots left empty where a row's would cross
-     * its end); AUTO and the forced batches, also at N = 259 (spread lanes, a
+    /* ... and, where the rows make at most half a wave and none is a tail,
+     * cut into pieces within a bound of 16 entries or more, as many as one
+     * wave holds (row_batches_cut): a pruned 32 x 1024 layer at 95 % sparsity
+     * (51 entries a row, the longest under 128) at N = 256 (32 x 4 teams in 8
+     * blocks of 16 rows: half a wave from 16 SMs; about 4 pieces a row in a
+     * wave from 40 SMs); 40 x 1024 with rows of 0, 128, 17, 64, 5 and 100
+     * entries (5.1 % of the cells; on 64 SMs or more in 8, 2, 4, 1 and 7
+     * pieces, a group's last slots left empty where a row's would cross its
+     * end); AUTO and the forced batches, also at N = 259 (spread lanes, a
      * partial last tile) */
     A = NULL;
     CHECK_OK(g_ctx, spx_gen_pruned(g_ctx, 32, 1024, 0.95, next_seed(), SPX_F32, SPX_INDEX_DEFAULT, &A));
@@ -553,7 +554,8 @@ static void whole_rows_shapes(void)
      * for rows of up to 256 entries on average (64 elsewhere under 0.9 of a
      * wave): a pruned 64 x 1024 layer at 90 % sparsity (102 entries a row) at
      * N = 256 (64 x 4 teams in 16 blocks of 16 rows: half a wave from 32
-     * SMs), also at N = 259 */
+     * SMs; rows cut to fill one, or, where the longest passes 128 entries,
+     * those past 128 as tails), also at N = 259 */
     A = NULL;
     CHECK_OK(g_ctx, spx_gen_pruned(g_ctx, 64, 1024, 0.9, next_seed(), SPX_F32, SPX_INDEX_DEFAULT, &A));
     if (A && batches_fit && di.sm_count >= 32)

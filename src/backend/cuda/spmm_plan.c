@@ -659,13 +659,17 @@ static double row_batches_tail(spx_ctx *ctx, const cuda_plan *P, const batches_s
 }
 
 /* Where the batches cut rows (cut_batch_rows): the first bound on a piece's
- * entries (0: no row cut), the most it may be doubled to, and the waves the
- * grid over the pieces may make. Short rows are never cut. Where the longest
- * row is a tail: pieces of ROW_BATCHES_PIECE_SHARE times a team's share (at
- * least ROW_BATCHES_NO_TAIL_ROW), up to the tail, within
- * ROW_BATCHES_PIECE_MAX_WAVES waves. Else, where the rows make at most
- * ROW_BATCHES_FILL_MAX_WAVES waves (`fill`): pieces of
- * ROW_BATCHES_FILL_MIN_PIECE (at least a 16th of the longest row), below the
+ * entries (0: no row cut; rows over it become equal pieces within it), the
+ * most it may be doubled to, and the waves the grid over the pieces may make.
+ * Short rows are never cut. Where the longest row is a tail: a bound of
+ * ROW_BATCHES_PIECE_SHARE times a team's share (at least
+ * ROW_BATCHES_NO_TAIL_ROW), up to the tail, within
+ * ROW_BATCHES_PIECE_MAX_WAVES waves (where the blocks make half a wave or
+ * less, a team's share is at most half the average row: a longest row over
+ * ROW_BATCHES_NO_TAIL_ROW entries and three shares is a tail there, and only
+ * rows past ROW_BATCHES_NO_TAIL_ROW are cut). Else, where the rows make at
+ * most ROW_BATCHES_FILL_MAX_WAVES waves (`fill`): a bound of
+ * ROW_BATCHES_FILL_MIN_CAP (at least a 16th of the longest row), below the
  * longest row, within one wave, so that the teams the GPU holds at once share
  * the longest rows' entries. */
 typedef struct batch_cut {
@@ -686,7 +690,7 @@ static batch_cut row_batches_cut(spx_ctx *ctx, const cuda_plan *P, const batches
         c.waves = ROW_BATCHES_PIECE_MAX_WAVES;
     } else if (batches_waves(ctx, b) <= ROW_BATCHES_FILL_MAX_WAVES) {
         const int64_t least = (P->max_row + SPX_CUDA_BATCH_PIECE_TEAMS - 1) / SPX_CUDA_BATCH_PIECE_TEAMS;
-        c.cap = least > ROW_BATCHES_FILL_MIN_PIECE ? least : ROW_BATCHES_FILL_MIN_PIECE;
+        c.cap = least > ROW_BATCHES_FILL_MIN_CAP ? least : ROW_BATCHES_FILL_MIN_CAP;
         c.limit = P->max_row - 1;
         c.waves = 1.0;
         c.fill = true;
@@ -723,7 +727,8 @@ static batch_cut row_batches_cut(spx_ctx *ctx, const cuda_plan *P, const batches
  * ROW_BATCHES_UNDERFILLED_MAX_ROW entries on average (a batch or two of 32;
  * short rows, under 41 entries, always pass this), or of at most
  * ROW_BATCHES_FILL_MAX_ROW where they make at most ROW_BATCHES_FILL_MAX_WAVES
- * waves (and are cut, below, to fill one); and short rows hold at
+ * waves (their rows then cut, below: to fill one, or, where the longest is a
+ * tail, those past ROW_BATCHES_NO_TAIL_ROW entries); and short rows hold at
  * most ROW_BATCHES_SHORT_ROW_MAX entries (row_batches_pay), other rows being
  * cut where the longest is a tail or the rows make at most half a wave
  * (row_batches_cut). H100, exact f32
@@ -1445,9 +1450,9 @@ done:
  * nodes at 5-17 % of the cells, N = 256 and 512, 1.09-1.80x on eight of nine
  * products (1.0-2.5 waves), 0.89x on one; of 2048 nodes at N = 256 (2.3
  * waves) 0.95-0.97x; with pieces of 1.25 times the share and no bound on the
- * waves, 0.90-0.96x against merge path on four waves. Where the rows make at most half a wave, cut to fill one
- * (pieces of 16 entries or more), against them whole, H200, same call, two
- * runs each: generated pruned layers of 32-256 rows (k = 256-2048, 5-20 % of
+ * waves, 0.90-0.96x against merge path on four waves. Where the rows make at
+ * most half a wave, cut to fill one (bounds of 16 entries or more), against
+ * them whole, H200, same call, two runs each: generated pruned layers of 32-256 rows (k = 256-2048, 5-20 % of
  * the cells, N = 256-1024) 1.038x over 108 products (1.05-1.36x on 26 of
  * them, none slower by over 4 %), the DLMC 64 x 256, 128 x 1152 and 256 x
  * 1024 layers at N = 256 and 1024 1.13-1.35x on six products; cut also

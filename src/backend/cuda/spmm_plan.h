@@ -80,11 +80,11 @@
 #define ROW_BATCHES_PIECE_SHARE 0.75
 #define ROW_BATCHES_PIECE_MAX_WAVES 2.5
 /* ... and where no row is a tail but the rows make at most
- * ROW_BATCHES_FILL_MAX_WAVES waves, into pieces of at least
- * ROW_BATCHES_FILL_MIN_PIECE entries, as short as one wave allows (where
- * none shorter than the longest row does, they stay whole) */
+ * ROW_BATCHES_FILL_MAX_WAVES waves, into pieces within a bound of at least
+ * ROW_BATCHES_FILL_MIN_CAP entries, as low as one wave allows (where no
+ * bound below the longest row does, they stay whole) */
 #define ROW_BATCHES_FILL_MAX_WAVES 0.5
-#define ROW_BATCHES_FILL_MIN_PIECE 16
+#define ROW_BATCHES_FILL_MIN_CAP 16
 #define ROW_BATCHES_FILL_MAX_ROW 256
 /* ... or, instead of the k and density conditions above, on short rows
  * (under ROW_BATCHES_MIN_DENSITY with ROW_BATCHES_SMALL_K <= k <
