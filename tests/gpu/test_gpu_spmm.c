@@ -550,17 +550,25 @@ static void whole_rows_shapes(void)
     if (A && batches_fit && di.sm_count >= 64)
         auto_plan_says(A, 256, "of a wave) cut into up to 16 pieces", "40x1024 0..128/row at N = 256");
     algs_run(A, "40x1024 0..128/row", n_fill, 2, 1u << SPX_SPMM_AUTO | 1u << SPX_SPMM_ROW_BATCHES);
-    /* ... where the blocks make at most half a wave, AUTO takes the batches
-     * for rows of up to 256 entries on average (64 elsewhere under 0.9 of a
-     * wave): a pruned 64 x 1024 layer at 90 % sparsity (102 entries a row) at
-     * N = 256 (64 x 4 teams in 16 blocks of 16 rows: half a wave from 32
-     * SMs; rows cut to fill one, or, where the longest passes 128 entries,
-     * those past 128 as tails), also at N = 259 */
+    /* ... the fill cut before the tail cut: a pruned 32 x 2048 layer at 80 %
+     * sparsity (410 entries a row, the longest a tail: over 128 entries and
+     * three shares) at N = 256 (2 x 4 blocks of 16 rows: half a wave from 16
+     * SMs), AUTO and the forced batches, also at N = 259 */
     A = NULL;
-    CHECK_OK(g_ctx, spx_gen_pruned(g_ctx, 64, 1024, 0.9, next_seed(), SPX_F32, SPX_INDEX_DEFAULT, &A));
-    if (A && batches_fit && di.sm_count >= 32)
-        auto_plan_says(A, 256, "the row's entries staged", "pruned 64x1024 at N = 256");
-    auto_runs(A, "pruned 64x1024", n_fill, 2);
+    CHECK_OK(g_ctx, spx_gen_pruned(g_ctx, 32, 2048, 0.8, next_seed(), SPX_F32, SPX_INDEX_DEFAULT, &A));
+    if (A && batches_fit && di.sm_count >= 16)
+        auto_plan_says(A, 256, "of a wave) cut into up to 16 pieces", "pruned 32x2048 at N = 256");
+    algs_run(A, "pruned 32x2048", n_fill, 2, 1u << SPX_SPMM_AUTO | 1u << SPX_SPMM_ROW_BATCHES);
+    /* ... and under 0.9 of a wave AUTO takes the batches whatever the rows'
+     * length: a pruned 384 x 2048 layer at 90 % sparsity (205 entries a row)
+     * at N = 256 (24 x 4 blocks of 16 rows: 0.5-0.9 of a wave on 107-191
+     * SMs, the rows whole where none is a tail; more waves on fewer SMs, the
+     * rows cut to fill one on more), also at N = 259 */
+    A = NULL;
+    CHECK_OK(g_ctx, spx_gen_pruned(g_ctx, 384, 2048, 0.9, next_seed(), SPX_F32, SPX_INDEX_DEFAULT, &A));
+    if (A && batches_fit)
+        auto_plan_says(A, 256, "the row's entries staged", "pruned 384x2048 at N = 256");
+    auto_runs(A, "pruned 384x2048", n_fill, 2);
     /* ... and where 128 <= k < 1024 on matrices of at most 128 rows: a pruned 64 x
      * 256 layer at 80 % sparsity at N = 4096 (2 x 64 blocks of 512 threads),
      * run by AUTO, also at N = 4099 (rows off 16 bytes, a partial last tile);

@@ -434,6 +434,22 @@ done:
     return s;
 }
 
+/* op(A)'s row offsets copied to the host into *rowptr (m + 1 of them; the
+ * caller frees them), for the plans that lay out rows there. */
+static spx_status download_row_offsets(spx_ctx *ctx, const cuda_plan *P, int64_t **rowptr)
+{
+    spx_status s = SPX_OK;
+    if (!(*rowptr = spx__malloc((size_t)(P->m + 1) * sizeof **rowptr)))
+        return spx__fail(ctx, SPX_ERR_OUT_OF_MEMORY, "out of host memory (row offsets)");
+    (*rowptr)[0] = 0;
+    if (P->m > 0 && ((s = spx__cuda_download(ctx, *rowptr, P->csr.rowptr, (size_t)(P->m + 1) * sizeof **rowptr)) ||
+                     (s = spx__cuda_sync(ctx)))) {
+        spx__free(*rowptr);
+        *rowptr = NULL;
+    }
+    return s;
+}
+
 /* TILED's block shape and slots. Columns: 8 16-byte vectors (forced: the
  * caller's panel width, 8, 16 or 32 vectors). Rows (slots): enough that each
  * element of the B tile a block copies is used about 8 times (rows x density
@@ -461,16 +477,15 @@ static spx_status prepare_tiled(spx_ctx *ctx, cuda_plan *P, int64_t forced, char
 
     /* the rows' lengths */
     const int64_t m = P->m;
-    int64_t *rowptr = spx__malloc((size_t)(m + 1) * sizeof *rowptr);
-    tiled_unit *units = spx__malloc((size_t)(m > 0 ? m : 1) * sizeof *units);
-    spx_status s = SPX_OK;
-    if (!rowptr || !units) {
+    int64_t *rowptr = NULL;
+    tiled_unit *units = NULL;
+    spx_status s = download_row_offsets(ctx, P, &rowptr);
+    if (s)
+        goto done;
+    if (!(units = spx__malloc((size_t)(m > 0 ? m : 1) * sizeof *units))) {
         s = spx__fail(ctx, SPX_ERR_OUT_OF_MEMORY, "out of host memory (tiled slots)");
         goto done;
     }
-    if (m > 0 && ((s = spx__cuda_download(ctx, rowptr, P->csr.rowptr, (size_t)(m + 1) * sizeof *rowptr)) ||
-                  (s = spx__cuda_sync(ctx))))
-        goto done;
     int64_t budget = tiled_smem_budget(ctx);
     double density = P->m && P->k ? (double)P->csr.nnz / ((double)P->m * (double)P->k) : 1.0;
     const int64_t q = SPX_CUDA_TILED_ROW_QUANTUM;
@@ -661,17 +676,15 @@ static double row_batches_tail(spx_ctx *ctx, const cuda_plan *P, const batches_s
 /* Where the batches cut rows (cut_batch_rows): the first bound on a piece's
  * entries (0: no row cut; rows over it become equal pieces within it), the
  * most it may be doubled to, and the waves the grid over the pieces may make.
- * Short rows are never cut. Where the longest row is a tail: a bound of
- * ROW_BATCHES_PIECE_SHARE times a team's share (at least
- * ROW_BATCHES_NO_TAIL_ROW), up to the tail, within
- * ROW_BATCHES_PIECE_MAX_WAVES waves (where the blocks make half a wave or
- * less, a team's share is at most half the average row: a longest row over
- * ROW_BATCHES_NO_TAIL_ROW entries and three shares is a tail there, and only
- * rows past ROW_BATCHES_NO_TAIL_ROW are cut). Else, where the rows make at
- * most ROW_BATCHES_FILL_MAX_WAVES waves (`fill`): a bound of
+ * Short rows are never cut. Where the rows make at most
+ * ROW_BATCHES_FILL_MAX_WAVES waves (`fill`): a bound of
  * ROW_BATCHES_FILL_MIN_CAP (at least a 16th of the longest row), below the
  * longest row, within one wave, so that the teams the GPU holds at once share
- * the longest rows' entries. */
+ * the longest rows' entries (that bound's doubling always ends within one
+ * wave: at half the longest row every row is two pieces at most). Else,
+ * where the longest row is a tail: a bound of ROW_BATCHES_PIECE_SHARE times a
+ * team's share (at least ROW_BATCHES_NO_TAIL_ROW), up to the tail, within
+ * ROW_BATCHES_PIECE_MAX_WAVES waves. */
 typedef struct batch_cut {
     int64_t cap, limit;
     double waves;
@@ -683,12 +696,7 @@ static batch_cut row_batches_cut(spx_ctx *ctx, const cuda_plan *P, const batches
     if (b->short_rows)
         return c;
     const double tail = row_batches_tail(ctx, P, b);
-    if ((double)P->max_row > tail) {
-        const double cap = ROW_BATCHES_PIECE_SHARE * row_batches_share(ctx, P, b);
-        c.cap = cap > ROW_BATCHES_NO_TAIL_ROW ? (int64_t)cap : ROW_BATCHES_NO_TAIL_ROW;
-        c.limit = (int64_t)tail;
-        c.waves = ROW_BATCHES_PIECE_MAX_WAVES;
-    } else if (batches_waves(ctx, b) <= ROW_BATCHES_FILL_MAX_WAVES) {
+    if (batches_waves(ctx, b) <= ROW_BATCHES_FILL_MAX_WAVES) {
         const int64_t least = (P->max_row + SPX_CUDA_BATCH_PIECE_TEAMS - 1) / SPX_CUDA_BATCH_PIECE_TEAMS;
         c.cap = least > ROW_BATCHES_FILL_MIN_CAP ? least : ROW_BATCHES_FILL_MIN_CAP;
         c.limit = P->max_row - 1;
@@ -696,6 +704,11 @@ static batch_cut row_batches_cut(spx_ctx *ctx, const cuda_plan *P, const batches
         c.fill = true;
         if (c.cap > c.limit)
             c.cap = 0;
+    } else if ((double)P->max_row > tail) {
+        const double cap = ROW_BATCHES_PIECE_SHARE * row_batches_share(ctx, P, b);
+        c.cap = cap > ROW_BATCHES_NO_TAIL_ROW ? (int64_t)cap : ROW_BATCHES_NO_TAIL_ROW;
+        c.limit = (int64_t)tail;
+        c.waves = ROW_BATCHES_PIECE_MAX_WAVES;
     }
     return c;
 }
@@ -722,16 +735,10 @@ static batch_cut row_batches_cut(spx_ctx *ctx, const cuda_plan *P, const batches
  * entries a batch, number at most ROW_BATCHES_SHORT_MAX_BLOCKS_PER_SM an SM;
  * a column tile's slice of B (k rows of 256 bytes) takes at most
  * ROW_BATCHES_L2_SHARE of the L2 cache, so that the gathers find it there;
- * the blocks (batches_shape_of: 512 threads, else 256) make
- * ROW_BATCHES_MIN_WAVES waves, or, fewer, serve rows of at most
- * ROW_BATCHES_UNDERFILLED_MAX_ROW entries on average (a batch or two of 32;
- * short rows, under 41 entries, always pass this), or of at most
- * ROW_BATCHES_FILL_MAX_ROW where they make at most ROW_BATCHES_FILL_MAX_WAVES
- * waves (their rows then cut, below: to fill one, or, where the longest is a
- * tail, those past ROW_BATCHES_NO_TAIL_ROW entries); and short rows hold at
- * most ROW_BATCHES_SHORT_ROW_MAX entries (row_batches_pay), other rows being
- * cut where the longest is a tail or the rows make at most half a wave
- * (row_batches_cut). H100, exact f32
+ * and short rows hold at most ROW_BATCHES_SHORT_ROW_MAX entries
+ * (row_batches_pay), other rows being cut where the blocks
+ * (batches_shape_of: 512 threads, else 256) make at most half a wave or the
+ * longest row is a tail (row_batches_cut). H100 unless said, exact f32
  * (docs/PERFORMANCE.md):
  * - Forced (512 threads) on every DLMC layer at N = 256, 1024 and 4096,
  *   against AUTO without them, they won 1.04-1.19x on the 256 x 1024, 128 x
@@ -781,7 +788,7 @@ static batch_cut row_batches_cut(spx_ctx *ctx, const cuda_plan *P, const batches
  *   TILED, merge path, all on CUDA cores), same call: 1.117x on the 14 DLMC
  *   products that change at bf16 (0.96-1.24x), 1.132x on 19 at tf32.
  * - Under ROW_BATCHES_MIN_WAVES waves, on rows of at most
- *   ROW_BATCHES_UNDERFILLED_MAX_ROW entries on average, against AUTO before
+ *   64 entries on average, against AUTO before
  *   (the row kernels' bins: warp_row, row_split), same call, two runs each:
  *   generated pruned layers of 32-256 rows (k = 256-2048, 2-20 % of the
  *   cells, N = 256-1024) 1.068x and 1.028x over two sets of 96 products (up
@@ -798,8 +805,23 @@ static batch_cut row_batches_cut(spx_ctx *ctx, const cuda_plan *P, const batches
  *   108 products (1.49-1.86x on eleven 32- to 128-row layers of 102 entries
  *   a row, 0.95-0.96x on three of 205 entries a row at N = 256), DLMC at N =
  *   256 and 1024 1.25-1.26x on the two products that changed (the rn50 0.8
- *   256 x 1024 and 128 x 1152 layers at N = 256). Between half a wave and
- *   ROW_BATCHES_MIN_WAVES such rows were not measured.
+ *   256 x 1024 and 128 x 1152 layers at N = 256).
+ * - Under ROW_BATCHES_MIN_WAVES waves on rows of any length (before: up to
+ *   256 entries on average where the blocks make at most half a wave, 64
+ *   elsewhere), the rows cut to fill a wave first where they make at most
+ *   half of one (the tail cut first before), H200, two runs each: against
+ *   AUTO before, same call, generated pruned layers of 32-256 rows, k =
+ *   1024-4096, N = 256-1024 1.192x over 72 products (up to 2.14x), of
+ *   96-896 rows, k = 2048-4096, 1.067x over 96, none slower by over 2.2 %;
+ *   in a build that took either rule from the environment (one binary for
+ *   both): of 32-768 rows, k = 4096-8192, 1.230x over 72 (up to 2.37x on 32
+ *   rows of 1638 entries), of 32-128 rows, k = 384-768, N = 256-2048, 1.044x
+ *   over 81 (0.94-0.96x on five products of 5-7 us whose plans do not
+ *   change, cuSPARSE 2 % slower in the same runs), of 256-512 rows 0.997x
+ *   over 54, DLMC at N = 256, 1024 and 4096 1.019x (1.13-1.26x on
+ *   three rn50 layers at N = 256); R-MAT graphs of 512-4096 nodes (up to
+ *   128 entries a row on average, measured with a bound of 512: the same
+ *   plans) 0.997x, no product moving by over 2.2 %.
  * The batches' shape in *out. */
 static bool row_batches_may_pay(spx_ctx *ctx, const cuda_plan *P, batches_shape *out)
 {
@@ -814,10 +836,7 @@ static bool row_batches_may_pay(spx_ctx *ctx, const cuda_plan *P, batches_shape 
                      : b.density >= ROW_BATCHES_MIN_DENSITY && (P->k >= ROW_BATCHES_MIN_K ||
                                                                 P->m <= ROW_BATCHES_FEW_ROWS ||
                                                                 (double)tiled_blocks(P) <= sms);
-    const double per_row = (double)P->csr.nnz / (double)P->m;
-    return shape_pays && l2 > 0 && b.slice_bytes <= ROW_BATCHES_L2_SHARE * l2 &&
-           ((double)b.blocks >= ROW_BATCHES_MIN_WAVES * sms || per_row <= ROW_BATCHES_UNDERFILLED_MAX_ROW ||
-            (per_row <= ROW_BATCHES_FILL_MAX_ROW && batches_waves(ctx, &b) <= ROW_BATCHES_FILL_MAX_WAVES));
+    return shape_pays && l2 > 0 && b.slice_bytes <= ROW_BATCHES_L2_SHARE * l2;
 }
 
 /* ... and, once the bins are built, where the rows are short, the longest
@@ -1397,17 +1416,18 @@ static spx_status cut_batch_rows(spx_ctx *ctx, cuda_plan *P, bool forced, batche
     *cut = 0;
     if (!(*c = row_batches_cut(ctx, P, shape)).cap)
         return SPX_OK;
-    int64_t *rowptr = spx__malloc((size_t)(m + 1) * sizeof *rowptr);
-    int32_t *order = P->rows_sorted ? spx__malloc((size_t)m * sizeof *order) : NULL;
+    int64_t *rowptr = NULL;
+    int32_t *order = NULL;
     spx_cuda_batch_slot *slots = NULL;
-    spx_status s = SPX_OK;
-    if (!rowptr || (P->rows_sorted && !order)) {
+    spx_status s = download_row_offsets(ctx, P, &rowptr);
+    if (s)
+        goto done;
+    if (P->rows_sorted && !(order = spx__malloc((size_t)m * sizeof *order))) {
         s = spx__fail(ctx, SPX_ERR_OUT_OF_MEMORY, "out of host memory (batch slots)");
         goto done;
     }
-    if ((s = spx__cuda_download(ctx, rowptr, P->csr.rowptr, (size_t)(m + 1) * sizeof *rowptr)) ||
-        (order && (s = spx__cuda_download(ctx, order, P->rows_sorted, (size_t)m * sizeof *order))) ||
-        (s = spx__cuda_sync(ctx)))
+    if (order && ((s = spx__cuda_download(ctx, order, P->rows_sorted, (size_t)m * sizeof *order)) ||
+                  (s = spx__cuda_sync(ctx))))
         goto done;
     for (;;) {
         const int64_t n = lay_batch_slots(m, rowptr, order, c->cap, NULL, cut);

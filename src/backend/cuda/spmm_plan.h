@@ -54,13 +54,11 @@
  * ROW_BATCHES_MIN_N; k >= ROW_BATCHES_MIN_K, or k >= ROW_BATCHES_SMALL_K and
  * either m <= ROW_BATCHES_FEW_ROWS or TILED would run one block an SM at
  * most; A holds ROW_BATCHES_MIN_DENSITY of its cells; a column tile's slice
- * of B takes at most ROW_BATCHES_L2_SHARE of the L2 cache; the blocks (512
- * threads, else 256) make ROW_BATCHES_MIN_WAVES waves, or rows hold at most
- * ROW_BATCHES_UNDERFILLED_MAX_ROW entries on average (short rows, below,
- * always do), or at most ROW_BATCHES_FILL_MAX_ROW where the blocks make at
- * most ROW_BATCHES_FILL_MAX_WAVES waves (below). A row that holds more than
- * ROW_BATCHES_MAX_TAIL times a team's share of the entries and more than
- * ROW_BATCHES_NO_TAIL_ROW entries is a tail: */
+ * of B takes at most ROW_BATCHES_L2_SHARE of the L2 cache. Blocks of 512
+ * threads where they make ROW_BATCHES_MIN_WAVES waves, else of 256. Where the
+ * blocks make at most ROW_BATCHES_FILL_MAX_WAVES waves, rows (but short ones)
+ * are cut into pieces within a bound of at least ROW_BATCHES_FILL_MIN_CAP
+ * entries, as low as one wave allows: */
 #define ROW_BATCHES_MIN_N 256
 #define ROW_BATCHES_MIN_K 1024
 #define ROW_BATCHES_SMALL_K 128
@@ -68,7 +66,11 @@
 #define ROW_BATCHES_MIN_DENSITY 0.04
 #define ROW_BATCHES_L2_SHARE 0.25
 #define ROW_BATCHES_MIN_WAVES 0.9
-#define ROW_BATCHES_UNDERFILLED_MAX_ROW 64
+#define ROW_BATCHES_FILL_MAX_WAVES 0.5
+#define ROW_BATCHES_FILL_MIN_CAP 16
+/* ... elsewhere, a row that holds more than ROW_BATCHES_MAX_TAIL times a
+ * team's share of the entries and more than ROW_BATCHES_NO_TAIL_ROW entries
+ * is a tail: */
 #define ROW_BATCHES_MAX_TAIL 3
 #define ROW_BATCHES_NO_TAIL_ROW 128
 /* ... where the longest row is one, rows are cut into pieces of at most
@@ -79,13 +81,6 @@
  * take the batches) */
 #define ROW_BATCHES_PIECE_SHARE 0.75
 #define ROW_BATCHES_PIECE_MAX_WAVES 2.5
-/* ... and where no row is a tail but the rows make at most
- * ROW_BATCHES_FILL_MAX_WAVES waves, into pieces within a bound of at least
- * ROW_BATCHES_FILL_MIN_CAP entries, as low as one wave allows (where no
- * bound below the longest row does, they stay whole) */
-#define ROW_BATCHES_FILL_MAX_WAVES 0.5
-#define ROW_BATCHES_FILL_MIN_CAP 16
-#define ROW_BATCHES_FILL_MAX_ROW 256
 /* ... or, instead of the k and density conditions above, on short rows
  * (under ROW_BATCHES_MIN_DENSITY with ROW_BATCHES_SMALL_K <= k <
  * ROW_BATCHES_MIN_K), with 8 entries a batch where A holds
