@@ -34,6 +34,13 @@ expect 2 "missing argument" "$spx" convert "$src/data/cora.mtx"
 expect 2 "bad number" "$spx" spmm "$src/data/cora.mtx" --n abc
 expect 2 "both --n and --b" "$spx" spmm "$src/data/cora.mtx"
 expect 2 "unknown family" "$spx" gen blobs --out "$tmp/x.mtx"
+# up to 512 options (a benchmark names each matrix with one): 100 parse
+many=""; i=0
+while [ $i -lt 100 ]; do many="$many --seed 7"; i=$((i + 1)); done
+expect 0 "100 options" "$spx" spmm "$src/data/cora.mtx" --n 8 --backend cpu $many
+many="$many$many$many$many$many$many"
+expect 2 "600 options" "$spx" spmm "$src/data/cora.mtx" --n 8 --backend cpu $many
+contains "$tmp/err" "at most 512" "the options' limit named"
 expect 0 "help" "$spx" help
 contains "$tmp/out" "spmm" "help lists spmm"
 

@@ -10,6 +10,9 @@
 
 enum { CLI_OK = 0, CLI_FAILED = 1, CLI_USAGE = 2 };
 
+/* The options one command takes (a benchmark names each matrix with one). */
+#define CLI_MAX_OPTIONS 512
+
 /* Parsed "--name value" / "--name=value" / "--flag" options plus positionals. */
 typedef struct cli_args {
     int npos;
@@ -19,7 +22,7 @@ typedef struct cli_args {
         char name[32];     /* without the leading dashes */
         const char *value; /* NULL for flags */
         bool used;
-    } opt[48];
+    } opt[CLI_MAX_OPTIONS];
 } cli_args;
 
 /* Split argv (after the command word). flags lists the options that take no
