@@ -41,6 +41,16 @@ expect 0 "100 options" "$spx" spmm "$src/data/cora.mtx" --n 8 --backend cpu $man
 many="$many$many$many$many$many$many"
 expect 2 "600 options" "$spx" spmm "$src/data/cora.mtx" --n 8 --backend cpu $many
 contains "$tmp/err" "at most 512" "the options' limit named"
+# the SpGEMM benchmark names at most 64 matrices: more is a usage error (in
+# builds with CUDA; without, the benchmark says so)
+many=""; i=0
+while [ $i -lt 65 ]; do many="$many --matrix none.mtx"; i=$((i + 1)); done
+"$spx" bench spgemm $many > "$tmp/out" 2> "$tmp/err"
+got=$?
+if ! grep -q "no CUDA support" "$tmp/err"; then
+    [ "$got" = 2 ] || { echo "FAIL: 65 spgemm bench matrices: exit $got, expected 2"; fails=$((fails + 1)); }
+    contains "$tmp/err" "more than 64" "the spgemm bench's limit named"
+fi
 expect 0 "help" "$spx" help
 contains "$tmp/out" "spmm" "help lists spmm"
 

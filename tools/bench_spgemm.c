@@ -480,8 +480,13 @@ int cmd_bench_spgemm(int argc, char **argv)
     b->o.closure = !cli_flag(&a, "no-closure");
     b->o.csv = cli_str(&a, "csv", NULL);
     b->o.data = cli_str(&a, "data", getenv("SPX_DATA_DIR"));
-    for (int i = 0; i < a.nopt && n < SG_MAX_CASES; i++)
+    for (int i = 0; i < a.nopt; i++)
         if (!strcmp(a.opt[i].name, "matrix")) {
+            if (n == SG_MAX_CASES) {
+                cli_usage_error("--matrix given more than %d times", SG_MAX_CASES);
+                r = CLI_USAGE;
+                goto done;
+            }
             a.opt[i].used = true;
             snprintf(cases[n].name, sizeof cases[n].name, "%.190s", a.opt[i].value);
             snprintf(cases[n].path, sizeof cases[n].path, "%s", a.opt[i].value);
