@@ -457,9 +457,9 @@ static void whole_rows_shapes(void)
     shape_matrix(A, "pruned 512x1000", SPX_CSR, NULL, n_double, 1);
     /* Rows in batches (row_batches_pay in the CUDA plan, compute capability
      * 9.0 on; N >= 256; k >= 1024, or k >= 128 with at most 128 rows or TILED
-     * at one block an SM at most; 4 % of the cells or more, about a wave of
-     * blocks of 32 rows x 64 columns (or of 16, where those would not make
-     * one), B's 64-column slice within a quarter of L2): a pruned 512 x 2048 layer at
+     * at one block an SM at most; 4 % of the cells or more; blocks of 32
+     * rows x 64 columns, or of 16 where those would not make 0.9 of a wave;
+     * B's 64-column slice within a quarter of L2): a pruned 512 x 2048 layer at
      * 90 % sparsity (205 entries a row, all in one bin: no row list) at N =
      * 4096, run by AUTO; a 256 x 1024 one at 95 % at
      * N = 1024 and 1031 (8 x 16 and 8 x 17 blocks), run by AUTO; a 512 x 4608
@@ -527,8 +527,8 @@ static void whole_rows_shapes(void)
     if (A && batches_fit && di.sm_count >= 65 && di.sm_count <= 200)
         auto_plan_lacks(A, 1024, "staged", "1024x1024 with 32 full rows at N = 1024");
     algs_run(A, "1024x1024 with 32 full rows", n_batches, 2, 1u << SPX_SPMM_AUTO | 1u << SPX_SPMM_ROW_BATCHES);
-    /* ... and, where the rows make at most half a wave and none is a tail,
-     * cut into pieces within a bound of 16 entries or more, as many as one
+    /* ... and, where the rows make at most half a wave (tail or not), cut
+     * into pieces within a bound of 16 entries or more, as many as one
      * wave holds (row_batches_cut): a pruned 32 x 1024 layer at 95 % sparsity
      * (51 entries a row, the longest under 128) at N = 256 (32 x 4 teams in 8
      * blocks of 16 rows: half a wave from 16 SMs; about 4 pieces a row in a
@@ -551,9 +551,10 @@ static void whole_rows_shapes(void)
         auto_plan_says(A, 256, "of a wave) cut into up to 16 pieces", "40x1024 0..128/row at N = 256");
     algs_run(A, "40x1024 0..128/row", n_fill, 2, 1u << SPX_SPMM_AUTO | 1u << SPX_SPMM_ROW_BATCHES);
     /* ... the fill cut before the tail cut: a pruned 32 x 2048 layer at 80 %
-     * sparsity (410 entries a row, the longest a tail: over 128 entries and
-     * three shares) at N = 256 (2 x 4 blocks of 16 rows: half a wave from 16
-     * SMs), AUTO and the forced batches, also at N = 259 */
+     * sparsity (410 entries a row, the longest a tail from about 22 SMs:
+     * over 128 entries and three shares) at N = 256 (2 x 4 blocks of 16
+     * rows: half a wave from 16 SMs), AUTO and the forced batches, also at
+     * N = 259 */
     A = NULL;
     CHECK_OK(g_ctx, spx_gen_pruned(g_ctx, 32, 2048, 0.8, next_seed(), SPX_F32, SPX_INDEX_DEFAULT, &A));
     if (A && batches_fit && di.sm_count >= 16)
@@ -561,9 +562,10 @@ static void whole_rows_shapes(void)
     algs_run(A, "pruned 32x2048", n_fill, 2, 1u << SPX_SPMM_AUTO | 1u << SPX_SPMM_ROW_BATCHES);
     /* ... and under 0.9 of a wave AUTO takes the batches whatever the rows'
      * length: a pruned 384 x 2048 layer at 90 % sparsity (205 entries a row)
-     * at N = 256 (24 x 4 blocks of 16 rows: 0.5-0.9 of a wave on 107-191
-     * SMs, the rows whole where none is a tail; more waves on fewer SMs, the
-     * rows cut to fill one on more), also at N = 259 */
+     * at N = 256 (24 x 4 blocks of 16 rows: 0.5-0.9 of a wave on 54-95 SMs,
+     * two an SM, and on 107-191, one an SM, the rows whole where none is a
+     * tail; 0.9 or more on other counts up to 106, the rows cut to fill one
+     * from 192), also at N = 259 */
     A = NULL;
     CHECK_OK(g_ctx, spx_gen_pruned(g_ctx, 384, 2048, 0.9, next_seed(), SPX_F32, SPX_INDEX_DEFAULT, &A));
     if (A && batches_fit)

@@ -735,10 +735,9 @@ static batch_cut row_batches_cut(spx_ctx *ctx, const cuda_plan *P, const batches
  * entries a batch, number at most ROW_BATCHES_SHORT_MAX_BLOCKS_PER_SM an SM;
  * a column tile's slice of B (k rows of 256 bytes) takes at most
  * ROW_BATCHES_L2_SHARE of the L2 cache, so that the gathers find it there;
- * and short rows hold at most ROW_BATCHES_SHORT_ROW_MAX entries
- * (row_batches_pay), other rows being cut where the blocks
- * (batches_shape_of: 512 threads, else 256) make at most half a wave or the
- * longest row is a tail (row_batches_cut). H100 unless said, exact f32
+ * however many blocks (batches_shape_of: 512 threads, else 256) and however
+ * long the rows, these being cut where the blocks make at most half a wave
+ * or the longest row is a tail (row_batches_cut). H100 unless said, exact f32
  * (docs/PERFORMANCE.md):
  * - Forced (512 threads) on every DLMC layer at N = 256, 1024 and 4096,
  *   against AUTO without them, they won 1.04-1.19x on the 256 x 1024, 128 x
@@ -806,22 +805,23 @@ static batch_cut row_batches_cut(spx_ctx *ctx, const cuda_plan *P, const batches
  *   a row, 0.95-0.96x on three of 205 entries a row at N = 256), DLMC at N =
  *   256 and 1024 1.25-1.26x on the two products that changed (the rn50 0.8
  *   256 x 1024 and 128 x 1152 layers at N = 256).
- * - Under ROW_BATCHES_MIN_WAVES waves on rows of any length (before: up to
- *   256 entries on average where the blocks make at most half a wave, 64
- *   elsewhere), the rows cut to fill a wave first where they make at most
- *   half of one (the tail cut first before), H200, two runs each: against
+ * - On rows of any length (before, where the blocks numbered under
+ *   ROW_BATCHES_MIN_WAVES times the SMs: up to 256 entries on average where
+ *   they made at most half a wave, 64 elsewhere), the rows cut to fill a
+ *   wave first where the blocks make at most half of one (the tail cut
+ *   first before), H200, two runs each: against
  *   AUTO before, same call, generated pruned layers of 32-256 rows, k =
  *   1024-4096, N = 256-1024 1.192x over 72 products (up to 2.14x), of
- *   96-896 rows, k = 2048-4096, 1.067x over 96, none slower by over 2.2 %;
+ *   96-896 rows, k = 2048-4096, 1.067x over 96, none slower by over 2.3 %;
  *   in a build that took either rule from the environment (one binary for
  *   both): of 32-768 rows, k = 4096-8192, 1.230x over 72 (up to 2.37x on 32
  *   rows of 1638 entries), of 32-128 rows, k = 384-768, N = 256-2048, 1.044x
  *   over 81 (0.94-0.96x on five products of 5-7 us whose plans do not
  *   change, cuSPARSE 2 % slower in the same runs), of 256-512 rows 0.997x
  *   over 54, DLMC at N = 256, 1024 and 4096 1.019x (1.13-1.26x on
- *   three rn50 layers at N = 256); R-MAT graphs of 512-4096 nodes (up to
- *   128 entries a row on average, measured with a bound of 512: the same
- *   plans) 0.997x, no product moving by over 2.2 %.
+ *   three rn50 layers at N = 256); R-MAT graphs of 512-4096 nodes (31-71
+ *   entries a row on average, measured with a bound of 512: the same plans)
+ *   0.997x, no product moving by over 2.3 %.
  * The batches' shape in *out. */
 static bool row_batches_may_pay(spx_ctx *ctx, const cuda_plan *P, batches_shape *out)
 {
@@ -1408,7 +1408,8 @@ static int64_t lay_batch_slots(int64_t m, const int64_t *rowptr, const int32_t *
  * grid would make more than the cut's waves. Where it still makes more: with
  * `fill`, no slots and c->cap 0 (the rows stay whole); else, unless
  * `forced`, no slots (*shape left as it is). *c: the cut, its cap the last
- * bound tried; *cut: the rows cut. */
+ * bound tried; *cut: the rows cut. (With `fill` the grid always fits by
+ * the last bound, see row_batches_cut; the branch is a guard.) */
 static spx_status cut_batch_rows(spx_ctx *ctx, cuda_plan *P, bool forced, batches_shape *shape, batch_cut *c,
                                  int64_t *cut)
 {

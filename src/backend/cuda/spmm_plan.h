@@ -56,9 +56,12 @@
  * most; A holds ROW_BATCHES_MIN_DENSITY of its cells; a column tile's slice
  * of B takes at most ROW_BATCHES_L2_SHARE of the L2 cache. Blocks of 512
  * threads where they make ROW_BATCHES_MIN_WAVES waves, else of 256. Where the
- * blocks make at most ROW_BATCHES_FILL_MAX_WAVES waves, rows (but short ones)
- * are cut into pieces within a bound of at least ROW_BATCHES_FILL_MIN_CAP
- * entries, as low as one wave allows: */
+ * blocks make at most ROW_BATCHES_FILL_MAX_WAVES waves, rows over a bound are
+ * cut into equal pieces within it (not in the short-row shape below): the
+ * bound starts at ROW_BATCHES_FILL_MIN_CAP entries or a 16th of the longest
+ * row, whichever is more, and is doubled while the grid over the pieces
+ * would make more than one wave (rows of at most ROW_BATCHES_FILL_MIN_CAP
+ * entries stay whole): */
 #define ROW_BATCHES_MIN_N 256
 #define ROW_BATCHES_MIN_K 1024
 #define ROW_BATCHES_SMALL_K 128
