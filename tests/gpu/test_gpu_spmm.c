@@ -571,6 +571,18 @@ static void whole_rows_shapes(void)
     if (A && batches_fit)
         auto_plan_says(A, 256, "the row's entries staged", "pruned 384x2048 at N = 256");
     auto_runs(A, "pruned 384x2048", n_fill, 2);
+    /* ... and where whole rows leave the last round of blocks part empty,
+     * every row cut into 2-8 pieces where the model of rounds_pieces says that
+     * pays: a pruned 640 x 4096 layer at 90 % sparsity (410 entries a row,
+     * no tail) at N = 512 (20 x 8 blocks of 32 rows, one an SM: 1.2 waves
+     * on 132 SMs; in 2 or 3 pieces on 108-156 SMs), AUTO and the forced
+     * batches, also at N = 515 (a partial last tile) */
+    A = NULL;
+    CHECK_OK(g_ctx, spx_gen_pruned(g_ctx, 640, 4096, 0.9, next_seed(), SPX_F32, SPX_INDEX_DEFAULT, &A));
+    if (A && batches_fit && di.sm_count >= 108 && di.sm_count <= 156)
+        auto_plan_says(A, 512, "blocks on the busiest SM; in ", "pruned 640x4096 at N = 512");
+    static const int64_t n_rounds[] = {512, 515};
+    algs_run(A, "pruned 640x4096", n_rounds, 2, 1u << SPX_SPMM_AUTO | 1u << SPX_SPMM_ROW_BATCHES);
     /* ... and where 128 <= k < 1024 on matrices of at most 128 rows: a pruned 64 x
      * 256 layer at 80 % sparsity at N = 4096 (2 x 64 blocks of 512 threads),
      * run by AUTO, also at N = 4099 (rows off 16 bytes, a partial last tile);

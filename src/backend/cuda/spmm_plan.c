@@ -673,42 +673,109 @@ static double row_batches_tail(spx_ctx *ctx, const cuda_plan *P, const batches_s
     return tail > ROW_BATCHES_NO_TAIL_ROW ? tail : ROW_BATCHES_NO_TAIL_ROW;
 }
 
+/* The blocks an SM runs one after another or side by side in the batches'
+ * grid: the blocks over the SMs, rounded up. */
+static int64_t batches_rounds(spx_ctx *ctx, const batches_shape *b)
+{
+    const int64_t sms = spx__cuda_sm_count(ctx);
+    return (b->blocks + sms - 1) / sms;
+}
+
+/* The slots of m rows cut into q pieces each, laid as lay_batch_slots lays
+ * them: a cut row's pieces never cross an aligned group of
+ * SPX_CUDA_BATCH_PIECE_TEAMS slots. */
+static int64_t pieces_slots(int64_t m, int64_t q)
+{
+    const int64_t per = SPX_CUDA_BATCH_PIECE_TEAMS / q;
+    return m / per * SPX_CUDA_BATCH_PIECE_TEAMS + m % per * q;
+}
+
+/* The time of the batches' grid in a model where an SM's throughput is the
+ * same whatever the teams it holds (16 or more): the busiest SM's blocks
+ * (batches_rounds) times a block's rows times a piece's cost, its entries
+ * (rows of `entries` on average cut into `pieces`) plus
+ * ROW_BATCHES_PIECE_COST entries' worth. */
+static double batches_time(spx_ctx *ctx, const batches_shape *b, double entries, int64_t pieces)
+{
+    return (double)batches_rounds(ctx, b) * (double)b->rows * (entries / (double)pieces + ROW_BATCHES_PIECE_COST);
+}
+
+/* The pieces, 2 to ROW_BATCHES_ROUNDS_MAX_PIECES, to cut every row into
+ * where that takes the least time in batches_time's model, within
+ * ROW_BATCHES_ROUNDS_GAIN of the uncut grid's; else 1. Rows of about equal
+ * length in 1.2 waves of blocks of 512 threads (one an SM) take two rounds,
+ * the second on a fifth of the SMs; cut in two they take three rounds of
+ * half rows. *cut: the grid over the pieces. */
+static int64_t rounds_pieces(spx_ctx *ctx, const cuda_plan *P, const batches_shape *b, batches_shape *cut)
+{
+    const double entries = (double)P->csr.nnz / (double)P->m;
+    double best = ROW_BATCHES_ROUNDS_GAIN * batches_time(ctx, b, entries, 1);
+    int64_t pieces = 1;
+    for (int64_t q = 2; q <= ROW_BATCHES_ROUNDS_MAX_PIECES; q++) {
+        const batches_shape shape = batches_shape_of(ctx, P, pieces_slots(P->m, q));
+        const double time = batches_time(ctx, &shape, entries, q);
+        if (time < best) {
+            best = time;
+            pieces = q;
+            *cut = shape;
+        }
+    }
+    return pieces;
+}
+
 /* Where the batches cut rows (cut_batch_rows): the first bound on a piece's
  * entries (0: no row cut; rows over it become equal pieces within it), the
- * most it may be doubled to, and the waves the grid over the pieces may make.
- * Short rows are never cut. Where the rows make at most
- * ROW_BATCHES_FILL_MAX_WAVES waves (`fill`): a bound of
+ * most it may be doubled to, the waves the grid over the pieces may make,
+ * and why rows are cut. Short rows are never cut. Where the rows make at
+ * most ROW_BATCHES_FILL_MAX_WAVES waves (`BATCH_CUT_FILL`): a bound of
  * ROW_BATCHES_FILL_MIN_CAP (at least a 16th of the longest row), below the
  * longest row, within one wave, so that the teams the GPU holds at once share
  * the longest rows' entries (that bound's doubling always ends within one
  * wave: at half the longest row every row is two pieces at most). Else,
- * where the longest row is a tail: a bound of ROW_BATCHES_PIECE_SHARE times a
- * team's share (at least ROW_BATCHES_NO_TAIL_ROW), up to the tail, within
- * ROW_BATCHES_PIECE_MAX_WAVES waves. */
+ * where the longest row is a tail (`BATCH_CUT_TAIL`): a bound of
+ * ROW_BATCHES_PIECE_SHARE times a team's share (at least
+ * ROW_BATCHES_NO_TAIL_ROW), up to the tail, within
+ * ROW_BATCHES_PIECE_MAX_WAVES waves. Else, where cutting every row into
+ * pieces pays for the rounds of blocks (rounds_pieces, `BATCH_CUT_ROUNDS`):
+ * a bound of the longest row over the pieces, within the rounds that cut
+ * makes. Where a fill or rounds cut makes more waves than that at every
+ * bound, the rows stay whole; a tail cut, unless forced, drops the batches. */
+typedef enum batch_cut_kind { BATCH_CUT_FILL, BATCH_CUT_TAIL, BATCH_CUT_ROUNDS } batch_cut_kind;
 typedef struct batch_cut {
-    int64_t cap, limit;
+    int64_t cap, limit, pieces;
     double waves;
-    bool fill;
+    batch_cut_kind kind;
 } batch_cut;
 static batch_cut row_batches_cut(spx_ctx *ctx, const cuda_plan *P, const batches_shape *b)
 {
     batch_cut c = {0};
-    if (b->short_rows)
+    if (b->short_rows || P->max_row < 2)
         return c;
-    const double tail = row_batches_tail(ctx, P, b);
     if (batches_waves(ctx, b) <= ROW_BATCHES_FILL_MAX_WAVES) {
         const int64_t least = (P->max_row + SPX_CUDA_BATCH_PIECE_TEAMS - 1) / SPX_CUDA_BATCH_PIECE_TEAMS;
+        c.kind = BATCH_CUT_FILL;
         c.cap = least > ROW_BATCHES_FILL_MIN_CAP ? least : ROW_BATCHES_FILL_MIN_CAP;
         c.limit = P->max_row - 1;
         c.waves = 1.0;
-        c.fill = true;
         if (c.cap > c.limit)
             c.cap = 0;
-    } else if ((double)P->max_row > tail) {
+        return c;
+    }
+    const double tail = row_batches_tail(ctx, P, b);
+    if ((double)P->max_row > tail) {
         const double cap = ROW_BATCHES_PIECE_SHARE * row_batches_share(ctx, P, b);
+        c.kind = BATCH_CUT_TAIL;
         c.cap = cap > ROW_BATCHES_NO_TAIL_ROW ? (int64_t)cap : ROW_BATCHES_NO_TAIL_ROW;
         c.limit = (int64_t)tail;
         c.waves = ROW_BATCHES_PIECE_MAX_WAVES;
+        return c;
+    }
+    batches_shape cut;
+    if ((c.pieces = rounds_pieces(ctx, P, b, &cut)) > 1) {
+        c.kind = BATCH_CUT_ROUNDS;
+        c.cap = (P->max_row + c.pieces - 1) / c.pieces;
+        c.limit = P->max_row - 1;
+        c.waves = batches_waves(ctx, &cut);
     }
     return c;
 }
@@ -736,8 +803,9 @@ static batch_cut row_batches_cut(spx_ctx *ctx, const cuda_plan *P, const batches
  * a column tile's slice of B (k rows of 256 bytes) takes at most
  * ROW_BATCHES_L2_SHARE of the L2 cache, so that the gathers find it there;
  * however many blocks (batches_shape_of: 512 threads, else 256) and however
- * long the rows, these being cut where the blocks make at most half a wave
- * or the longest row is a tail (row_batches_cut). H100 unless said, exact f32
+ * long the rows, these being cut where the blocks make at most half a wave,
+ * the longest row is a tail or whole rows would leave the last round of
+ * blocks part empty (row_batches_cut). H100 unless said, exact f32
  * (docs/PERFORMANCE.md):
  * - Forced (512 threads) on every DLMC layer at N = 256, 1024 and 4096,
  *   against AUTO without them, they won 1.04-1.19x on the 256 x 1024, 128 x
@@ -1405,11 +1473,13 @@ static int64_t lay_batch_slots(int64_t m, const int64_t *rowptr, const int32_t *
 
 /* The batches' slots where rows are cut (row_batches_cut), uploaded to P,
  * and the grid over them in *shape; the bound on a piece doubled while that
- * grid would make more than the cut's waves. Where it still makes more: with
- * `fill`, no slots and c->cap 0 (the rows stay whole); else, unless
- * `forced`, no slots (*shape left as it is). *c: the cut, its cap the last
- * bound tried; *cut: the rows cut. (With `fill` the grid always fits by
- * the last bound, see row_batches_cut; the branch is a guard.) */
+ * grid would make more than the cut's waves. Where it still makes more: for
+ * a fill or rounds cut, no slots and c->cap 0 (the rows stay whole); for a
+ * tail cut, unless `forced`, no slots (*shape left as it is). *c: the cut,
+ * its cap the last bound tried; *cut: the rows cut. (A fill cut's grid always
+ * fits by the last bound, see row_batches_cut, and a rounds cut's by the
+ * first, as no row makes more pieces than rounds_pieces counted; the branch
+ * is a guard.) */
 static spx_status cut_batch_rows(spx_ctx *ctx, cuda_plan *P, bool forced, batches_shape *shape, batch_cut *c,
                                  int64_t *cut)
 {
@@ -1438,8 +1508,8 @@ static spx_status cut_batch_rows(spx_ctx *ctx, cuda_plan *P, bool forced, batche
             c->cap *= 2;
             continue;
         }
-        if (!fits && (c->fill || !forced)) {
-            if (c->fill)
+        if (!fits && (c->kind != BATCH_CUT_TAIL || !forced)) {
+            if (c->kind != BATCH_CUT_TAIL)
                 c->cap = *cut = 0;
             break;
         }
@@ -1462,9 +1532,10 @@ done:
 }
 
 /* Every row in one launch of the batches, in shape b (row_batches_may_pay's
- * or, forced, batches_shape_of's), the rows cut where the longest is a tail
- * or the rows make at most half a wave (cut_batch_rows), which shapes the
- * grid again over the slots. AUTO (not `forced`) does not take them where it
+ * or, forced, batches_shape_of's), the rows cut where the longest is a tail,
+ * the rows make at most half a wave or whole rows would leave the last round
+ * of blocks part empty (cut_batch_rows), which shapes the grid again over
+ * the slots. AUTO (not `forced`) does not take them where it
  * cannot cut a tail into a grid of at most ROW_BATCHES_PIECE_MAX_WAVES waves.
  * H200, against AUTO before (merge path, TILED): the 10 % DLMC 512 x 2048
  * layer at N = 256 1.78x (14.0 us, 1.05 waves); R-MAT graphs of 512-1024
@@ -1478,7 +1549,15 @@ done:
  * them, none slower by over 4 %), the DLMC 64 x 256, 128 x 1152 and 256 x
  * 1024 layers at N = 256 and 1024 1.13-1.35x on six products; cut also
  * where the rows made 0.97 of a wave, ten products lost 0.80-0.95x and seven
- * gained 1.05-1.12x (docs/PERFORMANCE.md). *taken says whether it took them.
+ * gained 1.05-1.12x. Every row cut into 2-4 pieces where rounds_pieces' model
+ * pays (ROW_BATCHES_PIECE_COST 64 entries, gain 0.9), against them whole,
+ * H200, same binary, two runs each: 1.18-1.31x on all 19 products it cut
+ * out of 180 (generated pruned layers of 96-1536 rows, k = 1024-8192, 10-30
+ * % of the cells, and 24 R-MAT graphs; N = 256-1024); none of the 34 DLMC
+ * layers cut. A model that counted a grid's rounds but not a block's rows
+ * (cost 32) also cut blocks of 256 threads at 0.97 of a wave into as many
+ * of 512: 0.91-1.06x (docs/PERFORMANCE.md). *taken says whether it took
+ * them.
  * The shape in words in why, and with AUTO why it pays. */
 static spx_status take_row_batches(spx_ctx *ctx, cuda_plan *P, const batches_shape *b, bool forced, char *why,
                                    size_t whylen, bool *taken)
@@ -1497,8 +1576,13 @@ static spx_status take_row_batches(spx_ctx *ctx, cuda_plan *P, const batches_sha
     int len = describe_row_batches(&shape, why, whylen);
     if (cut && len < (int)whylen) {
         char whose[128];
-        if (c.fill)
+        if (c.kind == BATCH_CUT_FILL)
             snprintf(whose, sizeof whose, "the rows made %.2f of a wave", batches_waves(ctx, b));
+        else if (c.kind == BATCH_CUT_ROUNDS)
+            snprintf(whose, sizeof whose, "whole rows made %.2f waves, %lld blocks on the busiest SM; in %lld pieces, %lld "
+                     "shorter ones",
+                     batches_waves(ctx, b), (long long)batches_rounds(ctx, b), (long long)c.pieces,
+                     (long long)batches_rounds(ctx, &shape));
         else
             snprintf(whose, sizeof whose, "over %d times a team's share, %.0f", ROW_BATCHES_MAX_TAIL,
                      row_batches_share(ctx, P, b));

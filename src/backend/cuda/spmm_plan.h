@@ -84,6 +84,14 @@
  * take the batches) */
 #define ROW_BATCHES_PIECE_SHARE 0.75
 #define ROW_BATCHES_PIECE_MAX_WAVES 2.5
+/* ... else, where the grid's last round of blocks would leave SMs idle, rows
+ * are cut into 2 to ROW_BATCHES_ROUNDS_MAX_PIECES equal pieces where the
+ * rounds of blocks times a piece's time (its entries on average plus
+ * ROW_BATCHES_PIECE_COST entries' worth) falls to ROW_BATCHES_ROUNDS_GAIN
+ * times the uncut grid's or less */
+#define ROW_BATCHES_ROUNDS_MAX_PIECES 8
+#define ROW_BATCHES_PIECE_COST 64
+#define ROW_BATCHES_ROUNDS_GAIN 0.9
 /* ... or, instead of the k and density conditions above, on short rows
  * (under ROW_BATCHES_MIN_DENSITY with ROW_BATCHES_SMALL_K <= k <
  * ROW_BATCHES_MIN_K), with 8 entries a batch where A holds
