@@ -580,7 +580,7 @@ static void whole_rows_shapes(void)
     A = NULL;
     CHECK_OK(g_ctx, spx_gen_pruned(g_ctx, 640, 4096, 0.9, next_seed(), SPX_F32, SPX_INDEX_DEFAULT, &A));
     if (A && batches_fit && di.sm_count >= 108 && di.sm_count <= 156)
-        auto_plan_says(A, 512, "blocks on the busiest SM; in ", "pruned 640x4096 at N = 512");
+        auto_plan_says(A, 512, "the busiest SM's blocks 2 x 32 rows; in ", "pruned 640x4096 at N = 512");
     static const int64_t n_rounds[] = {512, 515};
     algs_run(A, "pruned 640x4096", n_rounds, 2, 1u << SPX_SPMM_AUTO | 1u << SPX_SPMM_ROW_BATCHES);
     /* ... and where 128 <= k < 1024 on matrices of at most 128 rows: a pruned 64 x

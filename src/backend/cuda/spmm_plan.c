@@ -1579,10 +1579,11 @@ static spx_status take_row_batches(spx_ctx *ctx, cuda_plan *P, const batches_sha
         if (c.kind == BATCH_CUT_FILL)
             snprintf(whose, sizeof whose, "the rows made %.2f of a wave", batches_waves(ctx, b));
         else if (c.kind == BATCH_CUT_ROUNDS)
-            snprintf(whose, sizeof whose, "whole rows made %.2f waves, %lld blocks on the busiest SM; in %lld pieces, %lld "
-                     "shorter ones",
-                     batches_waves(ctx, b), (long long)batches_rounds(ctx, b), (long long)c.pieces,
-                     (long long)batches_rounds(ctx, &shape));
+            snprintf(whose, sizeof whose,
+                     "whole rows made %.2f waves, the busiest SM's blocks %lld x %lld rows; in %lld pieces, "
+                     "%lld x %lld",
+                     batches_waves(ctx, b), (long long)batches_rounds(ctx, b), (long long)b->rows,
+                     (long long)c.pieces, (long long)batches_rounds(ctx, &shape), (long long)shape.rows);
         else
             snprintf(whose, sizeof whose, "over %d times a team's share, %.0f", ROW_BATCHES_MAX_TAIL,
                      row_batches_share(ctx, P, b));
