@@ -583,6 +583,19 @@ static void whole_rows_shapes(void)
         auto_plan_says(A, 512, "the busiest SM's blocks 2 x 32 rows; in ", "pruned 640x4096 at N = 512");
     static const int64_t n_rounds[] = {512, 515};
     algs_run(A, "pruned 640x4096", n_rounds, 2, 1u << SPX_SPMM_AUTO | 1u << SPX_SPMM_ROW_BATCHES);
+    /* ... but not on rows of unequal length, whose pieces the model (the
+     * average row's) misjudges: 300 x 4096 with 2 rows of 960 entries, 224
+     * of 640 and 74 of 320 (the longest 1.7 times the average; no tail) at N
+     * = 256 (76 blocks of 256 threads, 0.58 of a wave on 132 SMs; in 3
+     * pieces the model would count 132 blocks) on 76-132 SMs, where the
+     * batches' blocks make over half a wave: rows whole; AUTO and the forced
+     * batches, also at N = 259 */
+    for (int i = 0; i < 300; i++)
+        lens[i] = i < 2 ? 960 : i < 226 ? 640 : 320;
+    A = build_csr(300, 4096, lens, SPX_INDEX_I32);
+    if (A && batches_fit && di.sm_count >= 76 && di.sm_count <= 132)
+        auto_plan_lacks(A, 256, "pieces", "300x4096 320..960/row at N = 256");
+    algs_run(A, "300x4096 320..960/row", n_fill, 2, 1u << SPX_SPMM_AUTO | 1u << SPX_SPMM_ROW_BATCHES);
     /* ... and where 128 <= k < 1024 on matrices of at most 128 rows: a pruned 64 x
      * 256 layer at 80 % sparsity at N = 4096 (2 x 64 blocks of 512 threads),
      * run by AUTO, also at N = 4099 (rows off 16 bytes, a partial last tile);

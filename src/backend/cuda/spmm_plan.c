@@ -673,17 +673,26 @@ static double row_batches_tail(spx_ctx *ctx, const cuda_plan *P, const batches_s
     return tail > ROW_BATCHES_NO_TAIL_ROW ? tail : ROW_BATCHES_NO_TAIL_ROW;
 }
 
-/* The blocks an SM runs one after another or side by side in the batches'
- * grid: the blocks over the SMs, rounded up. */
+/* The blocks the busiest SM runs, one after another or side by side, in the
+ * batches' grid: the blocks over the SMs, rounded up. */
 static int64_t batches_rounds(spx_ctx *ctx, const batches_shape *b)
 {
     const int64_t sms = spx__cuda_sm_count(ctx);
     return (b->blocks + sms - 1) / sms;
 }
 
+/* The rows (slots) the busiest SM runs in the batches' grid. */
+static int64_t busiest_sm_rows(spx_ctx *ctx, const batches_shape *b)
+{
+    return batches_rounds(ctx, b) * b->rows;
+}
+
 /* The slots of m rows cut into q pieces each, laid as lay_batch_slots lays
  * them: a cut row's pieces never cross an aligned group of
- * SPX_CUDA_BATCH_PIECE_TEAMS slots. */
+ * SPX_CUDA_BATCH_PIECE_TEAMS slots. (Rows cut into fewer pieces take no
+ * more slots: a group holds at least SPX_CUDA_BATCH_PIECE_TEAMS / q of
+ * them.) */
+_Static_assert(ROW_BATCHES_ROUNDS_MAX_PIECES <= SPX_CUDA_BATCH_PIECE_TEAMS, "a row's pieces fit a group");
 static int64_t pieces_slots(int64_t m, int64_t q)
 {
     const int64_t per = SPX_CUDA_BATCH_PIECE_TEAMS / q;
@@ -691,25 +700,29 @@ static int64_t pieces_slots(int64_t m, int64_t q)
 }
 
 /* The time of the batches' grid in a model where an SM's throughput is the
- * same whatever the teams it holds (16 or more): the busiest SM's blocks
- * (batches_rounds) times a block's rows times a piece's cost, its entries
- * (rows of `entries` on average cut into `pieces`) plus
- * ROW_BATCHES_PIECE_COST entries' worth. */
+ * same whatever the teams it holds (16 or more): the rows the busiest SM
+ * runs times a piece's cost, its entries (rows of `entries` on average cut
+ * into `pieces`) plus ROW_BATCHES_PIECE_COST entries' worth. */
 static double batches_time(spx_ctx *ctx, const batches_shape *b, double entries, int64_t pieces)
 {
-    return (double)batches_rounds(ctx, b) * (double)b->rows * (entries / (double)pieces + ROW_BATCHES_PIECE_COST);
+    return (double)busiest_sm_rows(ctx, b) * (entries / (double)pieces + ROW_BATCHES_PIECE_COST);
 }
 
-/* The pieces, 2 to ROW_BATCHES_ROUNDS_MAX_PIECES, to cut every row into
- * where that takes the least time in batches_time's model, within
- * ROW_BATCHES_ROUNDS_GAIN of the uncut grid's; else 1. Rows of about equal
- * length in 1.2 waves of blocks of 512 threads (one an SM) take two rounds,
- * the second on a fifth of the SMs; cut in two they take three rounds of
- * half rows. *cut: the grid over the pieces. */
+/* The pieces q, 2 to ROW_BATCHES_ROUNDS_MAX_PIECES, to cut rows into (rows
+ * over the longest's q-th part, into up to q) where that takes the least
+ * time in batches_time's model, under ROW_BATCHES_ROUNDS_GAIN times the
+ * uncut grid's, and the rows are of about equal length (the longest at most
+ * ROW_BATCHES_ROUNDS_MAX_SPREAD times the average: the model's pieces are
+ * the average row's); else 1. Rows of about equal length in 1.2 waves of
+ * blocks of 512 threads (one an SM) take two rounds, the second on a fifth
+ * of the SMs; cut in three they take four rounds of a third of the length.
+ * *cut: the grid over the pieces. */
 static int64_t rounds_pieces(spx_ctx *ctx, const cuda_plan *P, const batches_shape *b, batches_shape *cut)
 {
     const double entries = (double)P->csr.nnz / (double)P->m;
     double best = ROW_BATCHES_ROUNDS_GAIN * batches_time(ctx, b, entries, 1);
+    if ((double)P->max_row > ROW_BATCHES_ROUNDS_MAX_SPREAD * entries)
+        return 1;
     int64_t pieces = 1;
     for (int64_t q = 2; q <= ROW_BATCHES_ROUNDS_MAX_PIECES; q++) {
         const batches_shape shape = batches_shape_of(ctx, P, pieces_slots(P->m, q));
@@ -736,13 +749,15 @@ static int64_t rounds_pieces(spx_ctx *ctx, const cuda_plan *P, const batches_sha
  * ROW_BATCHES_PIECE_SHARE times a team's share (at least
  * ROW_BATCHES_NO_TAIL_ROW), up to the tail, within
  * ROW_BATCHES_PIECE_MAX_WAVES waves. Else, where cutting every row into
- * pieces pays for the rounds of blocks (rounds_pieces, `BATCH_CUT_ROUNDS`):
- * a bound of the longest row over the pieces, within the rounds that cut
- * makes. Where a fill or rounds cut makes more waves than that at every
- * bound, the rows stay whole; a tail cut, unless forced, drops the batches. */
+ * q pieces pays for the rounds of blocks (rounds_pieces, `BATCH_CUT_ROUNDS`):
+ * a bound of the longest row over q (so no row makes more than q pieces),
+ * not doubled, where the busiest SM runs no more rows than rounds_pieces
+ * counted (`sm_rows`). Where a fill or rounds cut passes its bound on the
+ * grid at every bound, the rows stay whole; a tail cut, unless forced,
+ * drops the batches. */
 typedef enum batch_cut_kind { BATCH_CUT_FILL, BATCH_CUT_TAIL, BATCH_CUT_ROUNDS } batch_cut_kind;
 typedef struct batch_cut {
-    int64_t cap, limit, pieces;
+    int64_t cap, limit, pieces, sm_rows;
     double waves;
     batch_cut_kind kind;
 } batch_cut;
@@ -773,9 +788,8 @@ static batch_cut row_batches_cut(spx_ctx *ctx, const cuda_plan *P, const batches
     batches_shape cut;
     if ((c.pieces = rounds_pieces(ctx, P, b, &cut)) > 1) {
         c.kind = BATCH_CUT_ROUNDS;
-        c.cap = (P->max_row + c.pieces - 1) / c.pieces;
-        c.limit = P->max_row - 1;
-        c.waves = batches_waves(ctx, &cut);
+        c.cap = c.limit = (P->max_row + c.pieces - 1) / c.pieces;
+        c.sm_rows = busiest_sm_rows(ctx, &cut);
     }
     return c;
 }
@@ -1472,14 +1486,17 @@ static int64_t lay_batch_slots(int64_t m, const int64_t *rowptr, const int32_t *
 }
 
 /* The batches' slots where rows are cut (row_batches_cut), uploaded to P,
- * and the grid over them in *shape; the bound on a piece doubled while that
- * grid would make more than the cut's waves. Where it still makes more: for
- * a fill or rounds cut, no slots and c->cap 0 (the rows stay whole); for a
+ * and the grid over them in *shape; the bound on a piece doubled, up to the
+ * cut's limit, while that grid would pass the cut's bound (more waves, or
+ * for a rounds cut more rows on the busiest SM). Where it still does: for a
+ * fill or rounds cut, no slots and c->cap 0 (the rows stay whole); for a
  * tail cut, unless `forced`, no slots (*shape left as it is). *c: the cut,
- * its cap the last bound tried; *cut: the rows cut. (A fill cut's grid always
- * fits by the last bound, see row_batches_cut, and a rounds cut's by the
- * first, as no row makes more pieces than rounds_pieces counted; the branch
- * is a guard.) */
+ * its cap the last bound tried; *cut: the rows cut. (A fill cut's grid
+ * always fits by the last bound, see row_batches_cut. A rounds cut's fits by
+ * its one bound: no row makes more pieces than rounds_pieces counted, so
+ * the slots number at most those it counted, and fewer slots never put more
+ * rows on the busiest SM, blocks of 256 threads instead of 512 included.
+ * The branch is a guard.) */
 static spx_status cut_batch_rows(spx_ctx *ctx, cuda_plan *P, bool forced, batches_shape *shape, batch_cut *c,
                                  int64_t *cut)
 {
@@ -1503,13 +1520,15 @@ static spx_status cut_batch_rows(spx_ctx *ctx, cuda_plan *P, bool forced, batche
     for (;;) {
         const int64_t n = lay_batch_slots(m, rowptr, order, c->cap, NULL, cut);
         const batches_shape b = batches_shape_of(ctx, P, n);
-        const bool fits = batches_waves(ctx, &b) <= c->waves;
+        const bool fits = c->kind == BATCH_CUT_ROUNDS ? busiest_sm_rows(ctx, &b) <= c->sm_rows
+                                                      : batches_waves(ctx, &b) <= c->waves;
         if (!fits && 2 * c->cap <= c->limit) {
             c->cap *= 2;
             continue;
         }
-        if (!fits && (c->kind != BATCH_CUT_TAIL || !forced)) {
-            if (c->kind != BATCH_CUT_TAIL)
+        const bool stay_whole = c->kind != BATCH_CUT_TAIL;
+        if (!fits && (stay_whole || !forced)) {
+            if (stay_whole)
                 c->cap = *cut = 0;
             break;
         }
@@ -1575,22 +1594,22 @@ static spx_status take_row_batches(spx_ctx *ctx, cuda_plan *P, const batches_sha
     choose_bin_kernels(ctx, P);
     int len = describe_row_batches(&shape, why, whylen);
     if (cut && len < (int)whylen) {
-        char whose[128];
+        char whose[192];
         if (c.kind == BATCH_CUT_FILL)
             snprintf(whose, sizeof whose, "the rows made %.2f of a wave", batches_waves(ctx, b));
         else if (c.kind == BATCH_CUT_ROUNDS)
             snprintf(whose, sizeof whose,
-                     "whole rows made %.2f waves, the busiest SM's blocks %lld x %lld rows; in %lld pieces, "
-                     "%lld x %lld",
+                     "whole rows made %.2f waves, the busiest SM's blocks %lld x %lld rows; in pieces, %lld x %lld",
                      batches_waves(ctx, b), (long long)batches_rounds(ctx, b), (long long)b->rows,
-                     (long long)c.pieces, (long long)batches_rounds(ctx, &shape), (long long)shape.rows);
+                     (long long)batches_rounds(ctx, &shape), (long long)shape.rows);
         else
             snprintf(whose, sizeof whose, "over %d times a team's share, %.0f", ROW_BATCHES_MAX_TAIL,
                      row_batches_share(ctx, P, b));
         len += snprintf(why + len, whylen - (size_t)len,
-                        "; rows of over %lld entries (%lld; the longest %lld, %s) cut into up to %d pieces on teams "
+                        "; rows of over %lld entries (%lld; the longest %lld, %s) cut into up to %lld pieces on teams "
                         "beside each other, the first piece's team adding the others' sums in order (%lld slots)",
-                        (long long)c.cap, (long long)cut, (long long)P->max_row, whose, SPX_CUDA_BATCH_PIECE_TEAMS,
+                        (long long)c.cap, (long long)cut, (long long)P->max_row, whose,
+                        (long long)(c.kind == BATCH_CUT_ROUNDS ? c.pieces : SPX_CUDA_BATCH_PIECE_TEAMS),
                         (long long)P->batch_nslots);
     }
     if (forced || len >= (int)whylen)

@@ -84,11 +84,14 @@
  * take the batches) */
 #define ROW_BATCHES_PIECE_SHARE 0.75
 #define ROW_BATCHES_PIECE_MAX_WAVES 2.5
-/* ... else, where the grid's last round of blocks would leave SMs idle, rows
- * are cut into 2 to ROW_BATCHES_ROUNDS_MAX_PIECES equal pieces where the
- * rounds of blocks times a piece's time (its entries on average plus
- * ROW_BATCHES_PIECE_COST entries' worth) falls to ROW_BATCHES_ROUNDS_GAIN
- * times the uncut grid's or less */
+/* ... else, where the rows are of about equal length (the longest at most
+ * ROW_BATCHES_ROUNDS_MAX_SPREAD times the average) and the grid's last round
+ * of blocks would leave SMs idle, rows are cut into up to q equal pieces (q
+ * = 2 to ROW_BATCHES_ROUNDS_MAX_PIECES; rows over the longest's q-th part)
+ * where the rows the busiest SM runs times a piece's time (the average
+ * row's entries over q plus ROW_BATCHES_PIECE_COST entries' worth) falls
+ * under ROW_BATCHES_ROUNDS_GAIN times the uncut grid's */
+#define ROW_BATCHES_ROUNDS_MAX_SPREAD 1.5
 #define ROW_BATCHES_ROUNDS_MAX_PIECES 8
 #define ROW_BATCHES_PIECE_COST 64
 #define ROW_BATCHES_ROUNDS_GAIN 0.9
