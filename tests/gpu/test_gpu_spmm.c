@@ -586,9 +586,10 @@ static void whole_rows_shapes(void)
     /* ... but not on rows of unequal length, whose pieces the model (the
      * average row's) misjudges: 300 x 4096 with 2 rows of 960 entries, 224
      * of 640 and 74 of 320 (the longest 1.7 times the average; no tail) at N
-     * = 256 (76 blocks of 256 threads, 0.58 of a wave on 132 SMs; in 3
-     * pieces the model would count 132 blocks) on 76-132 SMs, where the
-     * batches' blocks make over half a wave: rows whole; AUTO and the forced
+     * = 256 (76 blocks of 256 threads, 0.58 of a wave on 132 SMs) on 76-132
+     * SMs, where the batches' blocks make over half a wave and no row is a
+     * tail (from 133 SMs the longest are): rows whole (without the bound on
+     * the rows' spread, 3 pieces on 120-132 SMs); AUTO and the forced
      * batches, also at N = 259 */
     for (int i = 0; i < 300; i++)
         lens[i] = i < 2 ? 960 : i < 226 ? 640 : 320;

@@ -738,8 +738,9 @@ static int64_t rounds_pieces(spx_ctx *ctx, const cuda_plan *P, const batches_sha
 
 /* Where the batches cut rows (cut_batch_rows): the first bound on a piece's
  * entries (0: no row cut; rows over it become equal pieces within it), the
- * most it may be doubled to, the waves the grid over the pieces may make,
- * and why rows are cut. Short rows are never cut. Where the rows make at
+ * most it may be doubled to, the waves the grid over the pieces may make
+ * (fill and tail cuts) or the rows it may put on the busiest SM (`sm_rows`,
+ * rounds cuts, with the pieces a row may make), and why rows are cut. Short rows are never cut. Where the rows make at
  * most ROW_BATCHES_FILL_MAX_WAVES waves (`BATCH_CUT_FILL`): a bound of
  * ROW_BATCHES_FILL_MIN_CAP (at least a 16th of the longest row), below the
  * longest row, within one wave, so that the teams the GPU holds at once share
@@ -1572,8 +1573,10 @@ done:
  * pays (ROW_BATCHES_PIECE_COST 64 entries, gain 0.9), against them whole,
  * H200, same binary, two runs each: 1.18-1.31x on all 19 products it cut
  * out of 180 (generated pruned layers of 96-1536 rows, k = 1024-8192, 10-30
- * % of the cells, and 24 R-MAT graphs; N = 256-1024); none of the 34 DLMC
- * layers cut. A model that counted a grid's rounds but not a block's rows
+ * % of the cells, and 24 R-MAT graphs; N = 256-1024; the 19 all pruned
+ * layers, their longest rows 1.05-1.18 times the average, so that the
+ * bound on the spread, which came later, leaves them as they were); none of
+ * the 34 DLMC layers cut. A model that counted a grid's rounds but not a block's rows
  * (cost 32) also cut blocks of 256 threads at 0.97 of a wave into as many
  * of 512: 0.91-1.06x (docs/PERFORMANCE.md). *taken says whether it took
  * them.
