@@ -720,9 +720,9 @@ static double batches_time(spx_ctx *ctx, const batches_shape *b, double entries,
 static int64_t rounds_pieces(spx_ctx *ctx, const cuda_plan *P, const batches_shape *b, batches_shape *cut)
 {
     const double entries = (double)P->csr.nnz / (double)P->m;
-    double best = ROW_BATCHES_ROUNDS_GAIN * batches_time(ctx, b, entries, 1);
     if ((double)P->max_row > ROW_BATCHES_ROUNDS_MAX_SPREAD * entries)
         return 1;
+    double best = ROW_BATCHES_ROUNDS_GAIN * batches_time(ctx, b, entries, 1);
     int64_t pieces = 1;
     for (int64_t q = 2; q <= ROW_BATCHES_ROUNDS_MAX_PIECES; q++) {
         const batches_shape shape = batches_shape_of(ctx, P, pieces_slots(P->m, q));
@@ -740,8 +740,9 @@ static int64_t rounds_pieces(spx_ctx *ctx, const cuda_plan *P, const batches_sha
  * entries (0: no row cut; rows over it become equal pieces within it), the
  * most it may be doubled to, the waves the grid over the pieces may make
  * (fill and tail cuts) or the rows it may put on the busiest SM (`sm_rows`,
- * rounds cuts, with the pieces a row may make), and why rows are cut. Short rows are never cut. Where the rows make at
- * most ROW_BATCHES_FILL_MAX_WAVES waves (`BATCH_CUT_FILL`): a bound of
+ * rounds cuts, with the pieces a row may make), and why rows are cut. Short
+ * rows are never cut. Where the rows make at most ROW_BATCHES_FILL_MAX_WAVES
+ * waves (`BATCH_CUT_FILL`): a bound of
  * ROW_BATCHES_FILL_MIN_CAP (at least a 16th of the longest row), below the
  * longest row, within one wave, so that the teams the GPU holds at once share
  * the longest rows' entries (that bound's doubling always ends within one
@@ -1576,10 +1577,10 @@ done:
  * % of the cells, and 24 R-MAT graphs; N = 256-1024; the 19 all pruned
  * layers, their longest rows 1.05-1.18 times the average, so that the
  * bound on the spread, which came later, leaves them as they were); none of
- * the 34 DLMC layers cut. A model that counted a grid's rounds but not a block's rows
- * (cost 32) also cut blocks of 256 threads at 0.97 of a wave into as many
- * of 512: 0.91-1.06x (docs/PERFORMANCE.md). *taken says whether it took
- * them.
+ * the 34 DLMC layers cut. A model that counted a grid's rounds but not a
+ * block's rows (cost 32) also cut blocks of 256 threads at 0.97 of a wave
+ * into as many of 512: 0.91-1.06x (docs/PERFORMANCE.md). *taken says
+ * whether it took them.
  * The shape in words in why, and with AUTO why it pays. */
 static spx_status take_row_batches(spx_ctx *ctx, cuda_plan *P, const batches_shape *b, bool forced, char *why,
                                    size_t whylen, bool *taken)
