@@ -710,10 +710,12 @@ static double batches_time(spx_ctx *ctx, const batches_shape *b, double entries,
 
 /* The pieces q, 2 to ROW_BATCHES_ROUNDS_MAX_PIECES, to cut rows into (rows
  * over the longest's q-th part, into up to q) where that takes the least
- * time in batches_time's model, under ROW_BATCHES_ROUNDS_GAIN times the
- * uncut grid's, and the rows are of about equal length (the longest at most
- * ROW_BATCHES_ROUNDS_MAX_SPREAD times the average: the model's pieces are
- * the average row's); else 1. Rows of about equal length in 1.2 waves of
+ * time in batches_time's model, less than the uncut grid's (no margin:
+ * H200, 37 pruned products it put at 0.90-0.99 of the uncut time ran 1.096x
+ * as fast cut, 0.96-1.25x, and 60 others, not used to choose the rule,
+ * 1.100x, 1.03-1.33x; docs/PERFORMANCE.md), and the rows are of about equal
+ * length (the longest at most ROW_BATCHES_ROUNDS_MAX_SPREAD times the
+ * average: the model's pieces are the average row's); else 1. Rows of about equal length in 1.2 waves of
  * blocks of 512 threads (one an SM) take two rounds, the second on a fifth
  * of the SMs; cut in three they take four rounds of a third of the length.
  * *cut: the grid over the pieces. */
@@ -722,7 +724,7 @@ static int64_t rounds_pieces(spx_ctx *ctx, const cuda_plan *P, const batches_sha
     const double entries = (double)P->csr.nnz / (double)P->m;
     if ((double)P->max_row > ROW_BATCHES_ROUNDS_MAX_SPREAD * entries)
         return 1;
-    double best = ROW_BATCHES_ROUNDS_GAIN * batches_time(ctx, b, entries, 1);
+    double best = batches_time(ctx, b, entries, 1);
     int64_t pieces = 1;
     for (int64_t q = 2; q <= ROW_BATCHES_ROUNDS_MAX_PIECES; q++) {
         const batches_shape shape = batches_shape_of(ctx, P, pieces_slots(P->m, q));
@@ -1571,8 +1573,9 @@ done:
  * 1024 layers at N = 256 and 1024 1.13-1.35x on six products; cut also
  * where the rows made 0.97 of a wave, ten products lost 0.80-0.95x and seven
  * gained 1.05-1.12x. Every row cut into 2-4 pieces where rounds_pieces' model
- * pays (ROW_BATCHES_PIECE_COST 64 entries, gain 0.9), against them whole,
- * H200, same binary, two runs each: 1.18-1.31x on all 19 products it cut
+ * pays (ROW_BATCHES_PIECE_COST 64 entries; then where it put the time under
+ * 0.9 of the uncut grid's, now under the uncut grid's: see rounds_pieces),
+ * against them whole, H200, same binary, two runs each: 1.18-1.31x on all 19 products it cut
  * out of 180 (generated pruned layers of 96-1536 rows, k = 1024-8192, 10-30
  * % of the cells, and 24 R-MAT graphs; N = 256-1024; the 19 all pruned
  * layers, their longest rows 1.05-1.18 times the average, so that the

@@ -90,11 +90,10 @@
  * = 2 to ROW_BATCHES_ROUNDS_MAX_PIECES; rows over the longest's q-th part)
  * where the rows the busiest SM runs times a piece's time (the average
  * row's entries over q plus ROW_BATCHES_PIECE_COST entries' worth) falls
- * under ROW_BATCHES_ROUNDS_GAIN times the uncut grid's */
+ * under the uncut grid's */
 #define ROW_BATCHES_ROUNDS_MAX_SPREAD 1.5
 #define ROW_BATCHES_ROUNDS_MAX_PIECES 8
 #define ROW_BATCHES_PIECE_COST 64
-#define ROW_BATCHES_ROUNDS_GAIN 0.9
 /* ... or, instead of the k and density conditions above, on short rows
  * (under ROW_BATCHES_MIN_DENSITY with ROW_BATCHES_SMALL_K <= k <
  * ROW_BATCHES_MIN_K), with 8 entries a batch where A holds
