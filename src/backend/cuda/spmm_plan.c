@@ -597,28 +597,12 @@ static bool tiled_pays(spx_ctx *ctx, const cuda_plan *P, char *why, size_t whyle
     return true;
 }
 
-/* The batches' grid over `slots` teams' rows (the rows, or the slots where
- * long rows are cut; blocks of 512 threads, 32 slots x 64 columns; of 256,
- * 16 slots, where 512 would not make ROW_BATCHES_MIN_WAVES waves or the rows
- * are short), the entries a batch (16 in blocks of 512, one an SM; in blocks
- * of 256, 8 on short rows, three an SM, else 32 where they number at most the
- * SMs, one an SM, else 16, two an SM), the blocks an SM, the bytes of a
- * column tile's slice of B (k rows of 64 f32 columns), A's share of its cells
- * (0 where m or k is 0), and whether the rows are short: under
- * ROW_BATCHES_MIN_DENSITY with k < ROW_BATCHES_MIN_K, so under 41 entries on
- * average. */
-typedef struct batches_shape {
-    int threads, batch, blocks_per_sm;
-    int64_t rows, cols, tiles, blocks;
-    double slice_bytes, density;
-    bool short_rows;
-} batches_shape;
 static int64_t batches_blocks(int64_t slots, int threads, int64_t tiles)
 {
     const int64_t rows = threads / SPX_CUDA_BATCH_LANES;
     return (slots + rows - 1) / rows * tiles;
 }
-static batches_shape batches_shape_of(spx_ctx *ctx, const cuda_plan *P, int64_t slots)
+batches_shape spx__batches_shape_of(spx_ctx *ctx, const cuda_plan *P, int64_t slots)
 {
     const int64_t sms = spx__cuda_sm_count(ctx);
     batches_shape b = {0};
@@ -727,7 +711,7 @@ static int64_t rounds_pieces(spx_ctx *ctx, const cuda_plan *P, const batches_sha
     double best = batches_time(ctx, b, entries, 1);
     int64_t pieces = 1;
     for (int64_t q = 2; q <= ROW_BATCHES_ROUNDS_MAX_PIECES; q++) {
-        const batches_shape shape = batches_shape_of(ctx, P, pieces_slots(P->m, q));
+        const batches_shape shape = spx__batches_shape_of(ctx, P, pieces_slots(P->m, q));
         const double time = batches_time(ctx, &shape, entries, q);
         if (time < best) {
             best = time;
@@ -738,7 +722,7 @@ static int64_t rounds_pieces(spx_ctx *ctx, const cuda_plan *P, const batches_sha
     return pieces;
 }
 
-/* Where the batches cut rows (cut_batch_rows): the first bound on a piece's
+/* Where the batches cut rows (spx__lay_cut_slots): the first bound on a piece's
  * entries (0: no row cut; rows over it become equal pieces within it), the
  * most it may be doubled to, the waves the grid over the pieces may make
  * (fill and tail cuts) or the rows it may put on the busiest SM (`sm_rows`,
@@ -759,13 +743,7 @@ static int64_t rounds_pieces(spx_ctx *ctx, const cuda_plan *P, const batches_sha
  * counted (`sm_rows`). Where a fill or rounds cut passes its bound on the
  * grid at every bound, the rows stay whole; a tail cut, unless forced,
  * drops the batches. */
-typedef enum batch_cut_kind { BATCH_CUT_FILL, BATCH_CUT_TAIL, BATCH_CUT_ROUNDS } batch_cut_kind;
-typedef struct batch_cut {
-    int64_t cap, limit, pieces, sm_rows;
-    double waves;
-    batch_cut_kind kind;
-} batch_cut;
-static batch_cut row_batches_cut(spx_ctx *ctx, const cuda_plan *P, const batches_shape *b)
+batch_cut spx__row_batches_cut(spx_ctx *ctx, const cuda_plan *P, const batches_shape *b)
 {
     batch_cut c = {0};
     if (b->short_rows || P->max_row < 2)
@@ -820,10 +798,10 @@ static batch_cut row_batches_cut(spx_ctx *ctx, const cuda_plan *P, const batches
  * entries a batch, number at most ROW_BATCHES_SHORT_MAX_BLOCKS_PER_SM an SM;
  * a column tile's slice of B (k rows of 256 bytes) takes at most
  * ROW_BATCHES_L2_SHARE of the L2 cache, so that the gathers find it there;
- * however many blocks (batches_shape_of: 512 threads, else 256) and however
+ * however many blocks (spx__batches_shape_of: 512 threads, else 256) and however
  * long the rows, these being cut where the blocks make at most half a wave,
  * the longest row is a tail or whole rows would leave the last round of
- * blocks part empty (row_batches_cut). H100 unless said, exact f32
+ * blocks part empty (spx__row_batches_cut). H100 unless said, exact f32
  * (docs/PERFORMANCE.md):
  * - Forced (512 threads) on every DLMC layer at N = 256, 1024 and 4096,
  *   against AUTO without them, they won 1.04-1.19x on the 256 x 1024, 128 x
@@ -884,7 +862,7 @@ static batch_cut row_batches_cut(spx_ctx *ctx, const cuda_plan *P, const batches
  *   block_row and the bins (0.67-0.93x: 64 x 1024, 128 x 1152 and 256 x 1024
  *   at 10-20 % of the cells, N = 256), bar one (64 x 1024 at 10 %, 1.11x).
  * - Since rows are cut where the blocks make at most half a wave
- *   (row_batches_cut), on rows of up to 256 entries on average there (up to
+ *   (spx__row_batches_cut), on rows of up to 256 entries on average there (up to
  *   64 before), H200, same call, two runs each: generated pruned layers of
  *   32-256 rows (k = 256-2048, 5-20 % of the cells, N = 256-1024) 1.072x over
  *   108 products (1.49-1.86x on eleven 32- to 128-row layers of 102 entries
@@ -915,7 +893,7 @@ static bool row_batches_may_pay(spx_ctx *ctx, const cuda_plan *P, batches_shape 
         P->k < ROW_BATCHES_SMALL_K || spx__cuda(ctx)->info.cc_major < 9)
         return false;
     const double l2 = (double)spx__cuda(ctx)->info.l2_bytes, sms = (double)spx__cuda_sm_count(ctx);
-    const batches_shape b = *out = batches_shape_of(ctx, P, P->m);
+    const batches_shape b = *out = spx__batches_shape_of(ctx, P, P->m);
     const bool shape_pays =
         b.short_rows ? b.density >= ROW_BATCHES_SHORT_MIN_DENSITY &&
                            (double)b.blocks <= ROW_BATCHES_SHORT_MAX_BLOCKS_PER_SM * sms
@@ -1459,8 +1437,9 @@ static void choose_bin_kernels(spx_ctx *ctx, cuda_plan *P)
 
 /* The batches' slots over rows_sorted's rows (`order`, NULL: 0, 1, ...; A's
  * offsets `rowptr`): the rows in order, those of more than `cap` entries
- * (*cut rows) cut into equal pieces of at most `cap` (at most
- * SPX_CUDA_BATCH_PIECE_TEAMS pieces), each cut row's pieces within one
+ * (*cut rows) cut into equal pieces of at most `cap` (into
+ * SPX_CUDA_BATCH_PIECE_TEAMS longer pieces where that many do not hold the
+ * row), each cut row's pieces within one
  * aligned group of SPX_CUDA_BATCH_PIECE_TEAMS slots (the group's rest left
  * empty where they would cross its end). Writes them to `slots` (NULL: only
  * counts them); returns their count. */
@@ -1489,26 +1468,59 @@ static int64_t lay_batch_slots(int64_t m, const int64_t *rowptr, const int32_t *
     return n;
 }
 
-/* The batches' slots where rows are cut (row_batches_cut), uploaded to P,
- * and the grid over them in *shape; the bound on a piece doubled, up to the
- * cut's limit, while that grid would pass the cut's bound (more waves, or
- * for a rounds cut more rows on the busiest SM). Where it still does: for a
- * fill or rounds cut, no slots and c->cap 0 (the rows stay whole); for a
- * tail cut, unless `forced`, no slots (*shape left as it is). *c: the cut,
- * its cap the last bound tried; *cut: the rows cut. (A fill cut's grid
- * always fits by the last bound, see row_batches_cut. A rounds cut's fits by
- * its one bound: no row makes more pieces than rounds_pieces counted, so
- * the slots number at most those it counted, and fewer slots never put more
- * rows on the busiest SM, blocks of 256 threads instead of 512 included.
- * The branch is a guard.) */
+/* The batches' slots where rows are cut (spx__row_batches_cut's c), and the
+ * grid over them in *shape; the bound on a piece doubled, up to the cut's
+ * limit, while that grid would pass the cut's bound (more waves, or for a
+ * rounds cut more rows on the busiest SM). Where it still does: for a fill
+ * or rounds cut, no slots and c->cap 0 (the rows stay whole); for a tail
+ * cut, unless `forced`, no slots (*shape left as it is). c->cap: the last
+ * bound tried; *cut: the rows cut. (A fill cut's grid always fits by the
+ * last bound, see spx__row_batches_cut. A rounds cut's fits by its one
+ * bound: no row makes more pieces than rounds_pieces counted, so the slots
+ * number at most those it counted, and fewer slots never put more rows on
+ * the busiest SM, blocks of 256 threads instead of 512 included. The
+ * branch is a guard.) */
+spx_status spx__lay_cut_slots(spx_ctx *ctx, const cuda_plan *P, const int64_t *rowptr, const int32_t *order,
+                              bool forced, batches_shape *shape, batch_cut *c, int64_t *cut,
+                              spx_cuda_batch_slot **slots, int64_t *nslots)
+{
+    *slots = NULL;
+    *nslots = *cut = 0;
+    for (;;) {
+        const int64_t n = lay_batch_slots(P->m, rowptr, order, c->cap, NULL, cut);
+        const batches_shape b = spx__batches_shape_of(ctx, P, n);
+        const bool fits = c->kind == BATCH_CUT_ROUNDS ? busiest_sm_rows(ctx, &b) <= c->sm_rows
+                                                      : batches_waves(ctx, &b) <= c->waves;
+        if (!fits && 2 * c->cap <= c->limit) {
+            c->cap *= 2;
+            continue;
+        }
+        const bool stay_whole = c->kind != BATCH_CUT_TAIL;
+        if (!fits && (stay_whole || !forced)) {
+            if (stay_whole)
+                c->cap = *cut = 0;
+            return SPX_OK;
+        }
+        if (!(*slots = spx__malloc((size_t)n * sizeof **slots)))
+            return spx__fail(ctx, SPX_ERR_OUT_OF_MEMORY, "out of host memory (batch slots)");
+        lay_batch_slots(P->m, rowptr, order, c->cap, *slots, cut);
+        *nslots = n;
+        *shape = b;
+        return SPX_OK;
+    }
+}
+
+/* The batches' cut (spx__row_batches_cut) and its slots (spx__lay_cut_slots)
+ * over the row offsets and rows_sorted downloaded from the device, the slots
+ * uploaded to P. */
 static spx_status cut_batch_rows(spx_ctx *ctx, cuda_plan *P, bool forced, batches_shape *shape, batch_cut *c,
                                  int64_t *cut)
 {
     const int64_t m = P->m;
     *cut = 0;
-    if (!(*c = row_batches_cut(ctx, P, shape)).cap)
+    if (!(*c = spx__row_batches_cut(ctx, P, shape)).cap)
         return SPX_OK;
-    int64_t *rowptr = NULL;
+    int64_t *rowptr = NULL, n = 0;
     int32_t *order = NULL;
     spx_cuda_batch_slot *slots = NULL;
     spx_status s = download_row_offsets(ctx, P, &rowptr);
@@ -1521,32 +1533,10 @@ static spx_status cut_batch_rows(spx_ctx *ctx, cuda_plan *P, bool forced, batche
     if (order && ((s = spx__cuda_download(ctx, order, P->rows_sorted, (size_t)m * sizeof *order)) ||
                   (s = spx__cuda_sync(ctx))))
         goto done;
-    for (;;) {
-        const int64_t n = lay_batch_slots(m, rowptr, order, c->cap, NULL, cut);
-        const batches_shape b = batches_shape_of(ctx, P, n);
-        const bool fits = c->kind == BATCH_CUT_ROUNDS ? busiest_sm_rows(ctx, &b) <= c->sm_rows
-                                                      : batches_waves(ctx, &b) <= c->waves;
-        if (!fits && 2 * c->cap <= c->limit) {
-            c->cap *= 2;
-            continue;
-        }
-        const bool stay_whole = c->kind != BATCH_CUT_TAIL;
-        if (!fits && (stay_whole || !forced)) {
-            if (stay_whole)
-                c->cap = *cut = 0;
-            break;
-        }
-        if (!(slots = spx__malloc((size_t)n * sizeof *slots))) {
-            s = spx__fail(ctx, SPX_ERR_OUT_OF_MEMORY, "out of host memory (batch slots)");
-            goto done;
-        }
-        lay_batch_slots(m, rowptr, order, c->cap, slots, cut);
-        if ((s = spx__plan_upload(ctx, P, (void **)&P->batch_slots, slots, (size_t)n * sizeof *slots, "batch slots")))
-            goto done;
+    if ((s = spx__lay_cut_slots(ctx, P, rowptr, order, forced, shape, c, cut, &slots, &n)) || !slots)
+        goto done;
+    if (!(s = spx__plan_upload(ctx, P, (void **)&P->batch_slots, slots, (size_t)n * sizeof *slots, "batch slots")))
         P->batch_nslots = n;
-        *shape = b;
-        break;
-    }
 done:
     spx__free(rowptr);
     spx__free(order);
@@ -1555,7 +1545,7 @@ done:
 }
 
 /* Every row in one launch of the batches, in shape b (row_batches_may_pay's
- * or, forced, batches_shape_of's), the rows cut where the longest is a tail,
+ * or, forced, spx__batches_shape_of's), the rows cut where the longest is a tail,
  * the rows make at most half a wave or whole rows would leave the last round
  * of blocks part empty (cut_batch_rows), which shapes the grid again over
  * the slots. AUTO (not `forced`) does not take them where it
@@ -1829,7 +1819,7 @@ spx_status spx__cuda_spmm_plan_create(spx_ctx *ctx, const spx_spmm_args *a, void
         if ((s = prepare_csr(ctx, P, A, &P->csr)) || (s = build_bins(ctx, P, bounds)))
             break;
         if (P->m > 0) {
-            const batches_shape b = batches_shape_of(ctx, P, P->m);
+            const batches_shape b = spx__batches_shape_of(ctx, P, P->m);
             bool taken;
             s = take_row_batches(ctx, P, &b, true, why, sizeof why, &taken);
         } else {

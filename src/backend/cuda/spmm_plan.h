@@ -183,7 +183,7 @@ typedef struct cuda_plan {
     int row_warps;              /* AUTO, every bin: 1 a warp per row (warp_rows_pay), W > 1 W warps (block_rows_pay) */
     bool row_runs;              /* AUTO, every bin: warps take SPX_CUDA_ROW_RUN adjacent rows (row_runs_pay) */
     int row_batches;            /* every row: 0, or the threads a block (512 or 256) of teams staging
-                                   their entries in batches (batches_shape_of) */
+                                   their entries in batches (spx__batches_shape_of) */
     int row_batch;              /* ... and the entries a batch (8, 16 or 32) */
     spx_cuda_batch_slot *batch_slots; /* ... the teams' slots where long rows are cut (cut_batch_rows;
                                          NULL: rows_sorted) */
@@ -208,6 +208,42 @@ typedef struct cuda_plan {
     void *owned[MAX_OWNED];
     int nowned;
 } cuda_plan;
+
+/* The batches' grid over `slots` teams' rows (the rows, or the slots where
+ * long rows are cut; blocks of 512 threads, 32 slots x 64 columns; of 256,
+ * 16 slots, where 512 would not make ROW_BATCHES_MIN_WAVES waves or the rows
+ * are short), the entries a batch (16 in blocks of 512, one an SM; in blocks
+ * of 256, 8 on short rows, three an SM, else 32 where they number at most the
+ * SMs, one an SM, else 16, two an SM), the blocks an SM, the bytes of a
+ * column tile's slice of B (k rows of 64 f32 columns), A's share of its cells
+ * (0 where m or k is 0), and whether the rows are short: under
+ * ROW_BATCHES_MIN_DENSITY with k < ROW_BATCHES_MIN_K, so under 41 entries on
+ * average. */
+typedef struct batches_shape {
+    int threads, batch, blocks_per_sm;
+    int64_t rows, cols, tiles, blocks;
+    double slice_bytes, density;
+    bool short_rows;
+} batches_shape;
+batches_shape spx__batches_shape_of(spx_ctx *ctx, const cuda_plan *P, int64_t slots);
+
+/* Where the batches cut rows: spx__row_batches_cut in spmm_plan.c says what
+ * the fields hold and how they are chosen. */
+typedef enum batch_cut_kind { BATCH_CUT_FILL, BATCH_CUT_TAIL, BATCH_CUT_ROUNDS } batch_cut_kind;
+typedef struct batch_cut {
+    int64_t cap, limit, pieces, sm_rows;
+    double waves;
+    batch_cut_kind kind;
+} batch_cut;
+batch_cut spx__row_batches_cut(spx_ctx *ctx, const cuda_plan *P, const batches_shape *b);
+/* The slots of cut c over op(A)'s row offsets `rowptr` (host) in the order
+ * `order` (rows_sorted's, NULL: 0, 1, ...), and the grid over them
+ * (*shape); *slots (the caller frees it) is NULL where none are laid
+ * (spmm_plan.c, the host part of cut_batch_rows). The planner's host tests
+ * call these three. */
+spx_status spx__lay_cut_slots(spx_ctx *ctx, const cuda_plan *P, const int64_t *rowptr, const int32_t *order,
+                              bool forced, batches_shape *shape, batch_cut *c, int64_t *cut,
+                              spx_cuda_batch_slot **slots, int64_t *nslots);
 
 /* Persistent device array owned by the plan (freed with it). */
 spx_status spx__plan_alloc(spx_ctx *ctx, cuda_plan *P, void **out, size_t bytes, const char *what);
