@@ -494,7 +494,7 @@ static void whole_rows_shapes(void)
         auto_plan_says(A, 1024, "staged 16 at a time", "500x4608 0..256/row at N = 1024");
     shape_matrix(A, "500x4608 0..256/row", SPX_CSR, NULL, n_batches, 2);
     /* ... also where a row is a tail (more than three times a team's share),
-     * cut into pieces on the teams beside each other (row_batches_cut)
+     * cut into pieces on the teams beside each other (spx__row_batches_cut)
      * while the grid over the pieces makes at most 2.5 waves: 511 rows of 230
      * entries and one of 4608 (share 122138 x 16 / (32 x SMs): a tail from 40
      * SMs; 14 pieces on 132 SMs, the last slot of the group before them left
@@ -529,7 +529,7 @@ static void whole_rows_shapes(void)
     algs_run(A, "1024x1024 with 32 full rows", n_batches, 2, 1u << SPX_SPMM_AUTO | 1u << SPX_SPMM_ROW_BATCHES);
     /* ... and, where the rows make at most half a wave (tail or not), cut
      * into pieces within a bound of 16 entries or more, as many as one
-     * wave holds (row_batches_cut): a pruned 32 x 1024 layer at 95 % sparsity
+     * wave holds (spx__row_batches_cut): a pruned 32 x 1024 layer at 95 % sparsity
      * (51 entries a row, the longest under 128) at N = 256 (32 x 4 teams in 8
      * blocks of 16 rows: half a wave from 16 SMs; about 4 pieces a row in a
      * wave from 40 SMs); 40 x 1024 with rows of 0, 128, 17, 64, 5 and 100
