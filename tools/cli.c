@@ -55,7 +55,7 @@ int cli_parse(int argc, char **argv, const char *flags, const char *values, cli_
         }
         const char *name = s + 2, *eq = strchr(name, '=');
         size_t len = eq ? (size_t)(eq - name) : strlen(name);
-        if (out->nopt == (int)(sizeof out->opt / sizeof out->opt[0])) {
+        if (out->nopt == CLI_MAX_OPTIONS) {
             cli_usage_error("too many options (at most %d)", CLI_MAX_OPTIONS);
             return CLI_USAGE;
         }

@@ -694,15 +694,15 @@ static double batches_time(spx_ctx *ctx, const batches_shape *b, double entries,
 
 /* The pieces q, 2 to ROW_BATCHES_ROUNDS_MAX_PIECES, to cut rows into (rows
  * over the longest's q-th part, into up to q) where that takes the least
- * time in batches_time's model, less than the uncut grid's (no margin:
- * H200, 37 pruned products it put at 0.90-0.99 of the uncut time ran 1.096x
- * as fast cut, 0.96-1.25x, and 60 others, not used to choose the rule,
- * 1.100x, 1.03-1.33x; docs/PERFORMANCE.md), and the rows are of about equal
- * length (the longest at most ROW_BATCHES_ROUNDS_MAX_SPREAD times the
- * average: the model's pieces are the average row's); else 1. Rows of about equal length in 1.2 waves of
- * blocks of 512 threads (one an SM) take two rounds, the second on a fifth
- * of the SMs; cut in three they take four rounds of a third of the length.
- * *cut: the grid over the pieces. */
+ * time in batches_time's model, less than the uncut grid's (no margin: H200,
+ * 37 pruned products it put at 0.90-0.99 of the uncut time ran 1.096x as
+ * fast cut, 0.96-1.25x, and 60 others, not used to choose the rule, 1.100x,
+ * 1.03-1.33x; docs/PERFORMANCE.md), and the rows are of about equal length
+ * (the longest at most ROW_BATCHES_ROUNDS_MAX_SPREAD times the average: the
+ * model's pieces are the average row's); else 1. Rows of about equal length
+ * in 1.2 waves of blocks of 512 threads (one an SM) take two rounds, the
+ * second on a fifth of the SMs; cut in three they take four rounds of a
+ * third of the length. *cut: the grid over the pieces. */
 static int64_t rounds_pieces(spx_ctx *ctx, const cuda_plan *P, const batches_shape *b, batches_shape *cut)
 {
     const double entries = (double)P->csr.nnz / (double)P->m;
