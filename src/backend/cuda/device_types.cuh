@@ -153,23 +153,26 @@ __device__ __forceinline__ void load_partial(const T *__restrict__ p, int count,
 
 // C[t * step] = alpha * acc[t] + beta * C[t * step] for t < count (beta ==
 // 0: C is not read); step: elements between the lane's columns (lane_cols).
-// vec: p may be accessed as one 16-byte vector when count == V and step == 1
-// (dense_ops' c_vec); else element by element.
+// vec: p may be accessed as one vector of V elements (16 bytes, or 8: four
+// 16-bit values) when count == V and step == 1 (dense_ops' c_vec: C and its
+// rows start on 16 bytes); else element by element.
 template <typename T, int V>
 __device__ __forceinline__ void store_epilogue(T *p, int count, int step, const typename acc_of<T>::type (&acc)[V],
                                                typename acc_of<T>::type alpha,
                                                typename acc_of<T>::type beta, bool vec)
 {
     typedef typename acc_of<T>::type A;
+    static_assert(V == 1 || V * sizeof(T) == 16 || V * sizeof(T) == 8, "one vector of 8 or 16 bytes");
     if (V > 1 && count == V && step == 1 && vec) {
-        uint4 raw;
+        typedef typename std::conditional<V * sizeof(T) == 16, uint4, uint2>::type R;
+        R raw;
         T *e = reinterpret_cast<T *>(&raw);
         if (beta != A(0))
-            raw = *reinterpret_cast<const uint4 *>(p);
+            raw = *reinterpret_cast<const R *>(p);
 #pragma unroll
         for (int t = 0; t < V; t++)
             e[t] = from_acc<T>(beta != A(0) ? alpha * acc[t] + beta * to_acc(e[t]) : alpha * acc[t]);
-        *reinterpret_cast<uint4 *>(p) = raw;
+        *reinterpret_cast<R *>(p) = raw;
         return;
     }
 #pragma unroll
@@ -265,6 +268,84 @@ template <typename E, int U> __device__ __forceinline__ void load_shared16(const
     }
 }
 
+// A 16-bit value of E (bf16 or f16) held in the low (high: the high) half of
+// a 32-bit word, widened to f32: for bf16 one shift or mask.
+template <typename E> __device__ __forceinline__ float widen16(uint32_t word, bool high)
+{
+    static_assert(sizeof(E) == 2, "16-bit values");
+    if constexpr (std::is_same<E, __nv_bfloat16>::value)
+        return __uint_as_float(high ? word & 0xffff0000u : word << 16);
+    else
+        return __half2float(__ushort_as_half((unsigned short)(high ? word >> 16 : word)));
+}
+
+// 32-bit word i of a vector of two or four (i known at compile time: the
+// vector stays in registers).
+__device__ __forceinline__ uint32_t word_of(const uint2 &r, int i) { return i == 0 ? r.x : r.y; }
+__device__ __forceinline__ uint32_t word_of(const uint4 &r, int i)
+{
+    return i == 0 ? r.x : i == 1 ? r.y : i == 2 ? r.z : r.w;
+}
+
+// Bits of column t of B row segment c (spread lanes: `step` apart).
+template <typename Src> __device__ __forceinline__ uint32_t bits16(const Src &src, int c, int t)
+{
+    return load_global<Src::nc>(reinterpret_cast<const unsigned short *>(src.row(c) + t * (Src::spread ? src.step : 1)));
+}
+
+// fma_rows for 16-bit B in global memory: the loaded bits are kept as they
+// are and widened at the FMAs. Widened right after its load, a value is used
+// inside the load's branch (u < nvalid), so that each load waited for the one
+// before: the batches on bf16 data took 1.1-4.2x the time of the same plans
+// on f32 data; widened here 1.0-1.5x with 8 and 16 entries a batch (each
+// value's widening is one more instruction beside its FMA), 1.2-3x with 32
+// (H200, DLMC layers; docs/PERFORMANCE.md).
+template <typename T, int V, int U, typename Src>
+__device__ __forceinline__ void fma_rows16(const Src &src, const int (&cj)[U], const float (&vj)[U], int nvalid,
+                                           int count, float (&acc)[V])
+{
+    typedef typename Src::elem E;
+    static_assert(V == 1 || V * sizeof(E) == 16 || V * sizeof(E) == 8, "one load of 2, 8 or 16 bytes");
+    if (count <= 0)
+        return;
+    if constexpr (Src::spread || V == 1) { // one value a word
+        uint32_t bits[U][V];
+#pragma unroll
+        for (int u = 0; u < U; u++)
+            if (u < nvalid)
+#pragma unroll
+                for (int t = 0; t < V; t++)
+                    bits[u][t] = t < count ? bits16(src, cj[u], t) : 0u;
+#pragma unroll
+        for (int u = 0; u < U; u++)
+            if (u < nvalid)
+#pragma unroll
+                for (int t = 0; t < V; t++)
+                    acc[t] = fma(vj[u], widen16<E>(bits[u][t], false), acc[t]);
+    } else if (count == V) { // two a word, as one vector load gives them
+        typedef typename std::conditional<V * sizeof(E) == 16, uint4, uint2>::type R;
+        R raw[U];
+#pragma unroll
+        for (int u = 0; u < U; u++)
+            if (u < nvalid)
+                raw[u] = load_global<Src::nc>(reinterpret_cast<const R *>(src.row(cj[u])));
+#pragma unroll
+        for (int u = 0; u < U; u++)
+            if (u < nvalid)
+#pragma unroll
+                for (int t = 0; t < V; t++)
+                    acc[t] = fma(vj[u], widen16<E>(word_of(raw[u], t / 2), t & 1), acc[t]);
+    } else { // fewer than V columns (the tile N ends in; rare): each value as loaded
+#pragma unroll
+        for (int u = 0; u < U; u++)
+            if (u < nvalid)
+#pragma unroll
+                for (int t = 0; t < V; t++)
+                    if (t < count)
+                        acc[t] = fma(vj[u], widen16<E>(bits16(src, cj[u], t), false), acc[t]);
+    }
+}
+
 // acc += vj[u] * B(cj[u], lane's V columns) for the first nvalid of U entries
 // already broadcast to this lane: all U loads are issued before the FMAs, so
 // U row segments are in flight at once. count: valid columns of this lane.
@@ -276,6 +357,10 @@ __device__ __forceinline__ void fma_rows(const Src &src, const int (&cj)[U], con
     typedef typename acc_of<T>::type A;
     typedef typename Src::elem E;
     static_assert(std::is_same<A, typename acc_of<E>::type>::value, "B's values widen to the accumulator");
+    if constexpr (sizeof(E) == 2 && !Src::generic) {
+        fma_rows16<T, V, U>(src, cj, vj, nvalid, count, acc);
+        return;
+    }
     A b[U][V];
     if constexpr (Src::spread) {
         // the branch is the same for every lane of a tile (lane_cols.full):
