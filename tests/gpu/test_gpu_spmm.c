@@ -227,20 +227,33 @@ static void shape_matrix(spx_matrix *A, const char *name, spx_format fmt,
     tmat_free(&t);
 }
 
-/* The algorithms `algs` (bits) on A (op N, f32) at each of ns, their plans
- * run on the first. */
-static void algs_run(spx_matrix *A, const char *name, const int64_t *ns, int nn, unsigned algs)
+/* The algorithms `algs` (bits) on A (op N, values of dt) at each of ns,
+ * their plans run on the first. */
+static void algs_run_as(spx_dtype dt, spx_matrix *A, const char *name, const int64_t *ns, int nn, unsigned algs)
 {
     tmat t;
-    if (tmat_make(&t, A, SPX_CSR, NULL, name))
+    if (tmat_make(&t, A, SPX_CSR, NULL, name)) {
         for (int i = 0; i < nn; i++) {
-            tcase c = case_make(&t, SPX_OP_NONE, SPX_F32, ns[i]);
+            tcase c = case_make(&t, SPX_OP_NONE, dt, ns[i]);
             c.algs = algs;
             if (i == 0)
                 case_plan_runs(&c);
             run_case(&c, 0);
         }
+        /* the forced batches also on 16-bit data (four columns a lane in
+         * 8-byte loads), cut as for f32, at each N */
+        for (int i = 0; i < nn && (algs & 1u << SPX_SPMM_ROW_BATCHES); i++)
+            for (int h = 0; h < 2; h++) {
+                tcase c = case_make(&t, SPX_OP_NONE, h ? SPX_BF16 : SPX_F16, ns[i]);
+                c.algs = 1u << SPX_SPMM_ROW_BATCHES;
+                run_case(&c, 0);
+            }
+    }
     tmat_free(&t);
+}
+static void algs_run(spx_matrix *A, const char *name, const int64_t *ns, int nn, unsigned algs)
+{
+    algs_run_as(SPX_F32, A, name, ns, nn, algs);
 }
 
 /* AUTO alone on A (op N, f32) at each of ns, its plan run on the first. */
@@ -622,6 +635,33 @@ static void whole_rows_shapes(void)
     if (A && batches_fit && 64 < 0.9 * di.sm_count && 128 >= 0.9 * di.sm_count)
         auto_plan_says(A, 1024, "16 rows a block of 256 threads", "pruned 120x1152 at N = 1024");
     auto_runs(A, "pruned 120x1152", n_batches, 2);
+    /* On 16-bit data AUTO takes the batches but not in the shape of 32 entries
+     * a batch (take_row_batches): a pruned 120 x 1152 layer at 95 % sparsity at
+     * N = 1024 (8 x 16 blocks of 256 threads, one an SM from 128 SMs; the dense
+     * path does not pay, nnz x N = 7e6) stages 32 entries a batch for f32 data,
+     * none for bf16; at 90 % and N = 256, blocks of 256 threads that the rows,
+     * cut to fill a wave, make more than the SMs stage 16 on bf16 data too */
+    A = NULL;
+    CHECK_OK(g_ctx, spx_gen_pruned(g_ctx, 120, 1152, 0.95, next_seed(), SPX_F32, SPX_INDEX_DEFAULT, &A));
+    spx_matrix *A16 = NULL;
+    if (A)
+        CHECK_OK(g_ctx, spx_matrix_astype(g_ctx, A, SPX_BF16, SPX_INDEX_DEFAULT, &A16));
+    if (A16 && batches_fit && di.sm_count >= 128 && 64 < 0.9 * di.sm_count) {
+        auto_plan_says(A, 1024, "staged 32 at a time", "pruned 120x1152 at 95 % at N = 1024");
+        auto_plan_lacks(A16, 1024, "staged 32 at a time", "bf16 pruned 120x1152 at 95 % at N = 1024");
+    }
+    spx_matrix_destroy(A16);
+    spx_matrix_destroy(A);
+    A = NULL;
+    A16 = NULL;
+    CHECK_OK(g_ctx, spx_gen_pruned(g_ctx, 128, 1152, 0.9, next_seed(), SPX_F32, SPX_INDEX_DEFAULT, &A));
+    if (A)
+        CHECK_OK(g_ctx, spx_matrix_astype(g_ctx, A, SPX_BF16, SPX_INDEX_DEFAULT, &A16));
+    if (A16 && batches_fit && di.sm_count >= 64 && di.sm_count <= 140)
+        auto_plan_says(A16, 256, "staged 16 at a time", "bf16 pruned 128x1152 at 90 % at N = 256");
+    spx_matrix_destroy(A16);
+    static const int64_t n_bf16[] = {256, 259};
+    algs_run_as(SPX_BF16, A, "bf16 pruned 128x1152", n_bf16, 2, 1u << SPX_SPMM_AUTO);
     /* The 256-thread blocks stage 32 entries a batch, one block an SM, where
      * they number at most the SMs, else 16, two blocks an SM: a pruned 512 x
      * 4608 layer at 95 % sparsity at N = 256 (32 x 4 blocks), every

@@ -88,7 +88,7 @@ cudaError_t spx__cuda_launch_rows(const spx_cuda_csr *A, const int32_t *rows,
 #define SPX_CUDA_ROW_RUN 4
 cudaError_t spx__cuda_launch_row_runs(const spx_cuda_csr *A, const int32_t *rows, int64_t nrows,
                                       const spx_cuda_dense_args *d);
-/* f32 only: a team of SPX_CUDA_BATCH_LANES lanes (four columns each) per
+/* f32, f16 and bf16 (not rounded B): a team of SPX_CUDA_BATCH_LANES lanes (four columns each) per
  * row of the list (rows[0 .. nrows), NULL: 0, 1, ...) and column tile,
  * threads / SPX_CUDA_BATCH_LANES rows a block, the row's entries staged
  * `batch` at a time in shared memory: 512 threads and 16 entries, one block

@@ -597,6 +597,10 @@ static bool tiled_pays(spx_ctx *ctx, const cuda_plan *P, char *why, size_t whyle
     return true;
 }
 
+/* The batches' value types: f32, and 16-bit data (tiles of 64 columns either
+ * way, accumulated in f32). */
+static bool batches_type(spx_dtype t) { return t == SPX_F32 || t == SPX_F16 || t == SPX_BF16; }
+
 static int64_t batches_blocks(int64_t slots, int threads, int64_t tiles)
 {
     const int64_t rows = threads / SPX_CUDA_BATCH_LANES;
@@ -617,7 +621,7 @@ batches_shape spx__batches_shape_of(spx_ctx *ctx, const cuda_plan *P, int64_t sl
     b.blocks = batches_blocks(slots, b.threads, b.tiles);
     b.batch = b.short_rows ? 8 : b.threads == 256 && b.blocks <= sms ? 32 : 16;
     b.blocks_per_sm = SPX_CUDA_BATCH_BLOCKS_PER_SM(b.threads, b.batch);
-    b.slice_bytes = (double)P->k * (double)b.cols * 4.0;
+    b.slice_bytes = (double)P->k * (double)b.cols * (double)spx_dtype_size(P->dtype);
     return b;
 }
 
@@ -779,8 +783,11 @@ batch_cut spx__row_batches_cut(spx_ctx *ctx, const cuda_plan *P, const batches_s
 /* AUTO gives every row a team of the row kernels' BATCHES
  * (row_batches_kernel in spmm_rows.cu: a team of 16 lanes a row and 64
  * columns, the entries staged 8, 16 or 32 at a time in shared memory, as many
- * B row segments in flight a lane) for f32 data, with FMA in f32 on the
- * operands as given at every precision (at the tensor-core ones where the
+ * B row segments in flight a lane) for f32 data, and for f16 and bf16 data
+ * (four columns a lane in 8-byte loads, widened at the FMAs: the same tiles;
+ * measured for bf16 data with f32's bounds, the dense path taking most
+ * layers first; not in the shape of 32 entries, take_row_batches), with FMA
+ * in f32 on the operands as given at every precision (at the tensor-core ones where the
  * dense path and whole blocks do not pay, AUTO's other choices run on CUDA
  * cores too), on
  * compute capability 9.0 and later (measured on an H100 alone; for sm_80
@@ -796,7 +803,7 @@ batch_cut spx__row_batches_cut(spx_ctx *ctx, const cuda_plan *P, const batches_s
  * more (but under ROW_BATCHES_MIN_DENSITY) in rows of at most
  * ROW_BATCHES_SHORT_ROW_MAX entries (row_batches_pay), and the blocks, of 8
  * entries a batch, number at most ROW_BATCHES_SHORT_MAX_BLOCKS_PER_SM an SM;
- * a column tile's slice of B (k rows of 256 bytes) takes at most
+ * a column tile's slice of B (k rows of 256 bytes, 128 for 16-bit data) takes at most
  * ROW_BATCHES_L2_SHARE of the L2 cache, so that the gathers find it there;
  * however many blocks (spx__batches_shape_of: 512 threads, else 256) and however
  * long the rows, these being cut where the blocks make at most half a wave,
@@ -889,7 +896,7 @@ batch_cut spx__row_batches_cut(spx_ctx *ctx, const cuda_plan *P, const batches_s
  * The batches' shape in *out. */
 static bool row_batches_may_pay(spx_ctx *ctx, const cuda_plan *P, batches_shape *out)
 {
-    if (P->dtype != SPX_F32 || P->n < ROW_BATCHES_MIN_N || P->m <= 0 ||
+    if (!batches_type(P->dtype) || P->n < ROW_BATCHES_MIN_N || P->m <= 0 ||
         P->k < ROW_BATCHES_SMALL_K || spx__cuda(ctx)->info.cc_major < 9)
         return false;
     const double l2 = (double)spx__cuda(ctx)->info.l2_bytes, sms = (double)spx__cuda_sm_count(ctx);
@@ -1549,7 +1556,14 @@ done:
  * the rows make at most half a wave or whole rows would leave the last round
  * of blocks part empty (cut_batch_rows), which shapes the grid again over
  * the slots. AUTO (not `forced`) does not take them where it
- * cannot cut a tail into a grid of at most ROW_BATCHES_PIECE_MAX_WAVES waves.
+ * cannot cut a tail into a grid of at most ROW_BATCHES_PIECE_MAX_WAVES waves,
+ * nor on 16-bit data in the shape of 32 entries a batch: on bf16 data (H200,
+ * DLMC layers, against AUTO without the batches for 16-bit data, two runs
+ * each) that shape ran 0.913x over the seven products that took it (0.77-0.90x
+ * on five 95 % rn50 layers, 17.7 us against 13.6 on 128 x 1152 at N = 1024;
+ * 1.05x and 1.17x on the 90 % and 80 % 64 x 256 ones at N = 256), those of
+ * 16 entries 1.20-1.74x on six, of 8 1.02x on one (docs/PERFORMANCE.md); f16
+ * data, the same kernels, was not measured.
  * H200, against AUTO before (merge path, TILED): the 10 % DLMC 512 x 2048
  * layer at N = 256 1.78x (14.0 us, 1.05 waves); R-MAT graphs of 512-1024
  * nodes at 5-17 % of the cells, N = 256 and 512, 1.09-1.80x on eight of nine
@@ -1585,6 +1599,11 @@ static spx_status take_row_batches(spx_ctx *ctx, cuda_plan *P, const batches_sha
     *taken = false;
     if ((s = cut_batch_rows(ctx, P, forced, &shape, &c, &cut)) || (c.cap && !P->batch_slots))
         return s;
+    if (!forced && spx_dtype_size(P->dtype) == 2 && shape.batch == 32) {
+        P->batch_slots = NULL; /* laid for nothing: freed with the plan */
+        P->batch_nslots = 0;
+        return SPX_OK;
+    }
     *taken = true;
     P->row_batches = shape.threads;
     P->row_batch = shape.batch;
@@ -1811,8 +1830,8 @@ spx_status spx__cuda_spmm_plan_create(spx_ctx *ctx, const spx_spmm_args *a, void
             s = spx__plan_prepare_dense(ctx, P, A, why, sizeof why);
         break;
     case SPX_SPMM_ROW_BATCHES: /* forced: the shape AUTO would give them */
-        if (P->dtype != SPX_F32) {
-            s = spx__fail(ctx, SPX_ERR_UNSUPPORTED, "row_batches: f32 data only (got %s data)",
+        if (!batches_type(P->dtype)) {
+            s = spx__fail(ctx, SPX_ERR_UNSUPPORTED, "row_batches: f32, f16 or bf16 data only (got %s data)",
                           spx_dtype_name(P->dtype));
             break;
         }

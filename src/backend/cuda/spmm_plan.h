@@ -49,8 +49,8 @@
  * times */
 #define ROW_RUNS_MAX_ROW 32
 #define ROW_RUNS_MIN_WAVES 4
-/* AUTO gives f32 rows teams that stage their entries in batches
- * (row_batches_pay in spmm_plan.c), at every precision, where N >=
+/* AUTO gives rows of f32, f16 and bf16 data teams that stage their entries in
+ * batches (row_batches_pay in spmm_plan.c), at every precision, where N >=
  * ROW_BATCHES_MIN_N; k >= ROW_BATCHES_MIN_K, or k >= ROW_BATCHES_SMALL_K and
  * either m <= ROW_BATCHES_FEW_ROWS or TILED would run one block an SM at
  * most; A holds ROW_BATCHES_MIN_DENSITY of its cells; a column tile's slice

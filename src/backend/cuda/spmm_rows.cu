@@ -493,28 +493,43 @@ extern "C" cudaError_t spx__cuda_launch_row_runs(const spx_cuda_csr *A, const in
 #undef CALL
 }
 
+// The batches' shapes (spx__cuda_launch_row_batches) for values of T: four
+// columns a lane, one 16-byte load of a B row segment for f32, 8 bytes for
+// 16-bit data, so that a team's tile is 64 columns whatever the type.
+template <typename T, bool SPREAD>
+cudaError_t launch_row_batches_of(const spx_cuda_csr *A, const int32_t *rows, const spx_cuda_batch_slot *slots,
+                                  int64_t nrows, int threads, int batch, const spx_cuda_dense_args *d)
+{
+    if (threads == 512 && batch == 16)
+        return launch_row_batches_t<T, 4, SPREAD, 512, 16>(A, rows, slots, nrows, d);
+    if (threads == 256 && batch == 32)
+        return launch_row_batches_t<T, 4, SPREAD, 256, 32>(A, rows, slots, nrows, d);
+    if (threads == 256 && batch == 16)
+        return launch_row_batches_t<T, 4, SPREAD, 256, 16>(A, rows, slots, nrows, d);
+    if (threads == 256 && batch == 8)
+        return launch_row_batches_t<T, 4, SPREAD, 256, 8>(A, rows, slots, nrows, d);
+    return cudaErrorInvalidValue;
+}
+
 extern "C" cudaError_t spx__cuda_launch_row_batches(const spx_cuda_csr *A, const int32_t *rows,
                                                     const spx_cuda_batch_slot *slots, int64_t nrows, int threads,
                                                     int batch, const spx_cuda_dense_args *d)
 {
     if (nrows <= 0 || d->n <= 0)
         return cudaSuccess;
-    /* planned for f32 data alone; slots with 16 entries a batch or more */
-    if (d->dtype != SPX_F32 || d->b_round || (slots && batch < 16))
+    /* B as given; slots with 16 entries a batch or more */
+    if (d->b_round || (slots && batch < 16))
         return cudaErrorInvalidValue;
-#define CALL(BT, U)                                                                                                   \
-    (d->vec > 1 ? launch_row_batches_t<float, 4, false, BT, U>(A, rows, slots, nrows, d)                              \
-                : launch_row_batches_t<float, 4, true, BT, U>(A, rows, slots, nrows, d))
-    if (threads == 512 && batch == 16)
-        return CALL(512, 16);
-    if (threads == 256 && batch == 32)
-        return CALL(256, 32);
-    if (threads == 256 && batch == 16)
-        return CALL(256, 16);
-    if (threads == 256 && batch == 8)
-        return CALL(256, 8);
+#define CALL(T)                                                                                                       \
+    (d->vec > 1 ? launch_row_batches_of<T, false>(A, rows, slots, nrows, threads, batch, d)                           \
+                : launch_row_batches_of<T, true>(A, rows, slots, nrows, threads, batch, d))
+    switch (d->dtype) {
+    case SPX_F32: return CALL(float);
+    case SPX_F16: return CALL(__half);
+    case SPX_BF16: return CALL(__nv_bfloat16);
+    default: return cudaErrorInvalidValue;
+    }
 #undef CALL
-    return cudaErrorInvalidValue;
 }
 
 extern "C" cudaError_t spx__cuda_launch_sell(const spx_cuda_sell *A, int group, const spx_cuda_dense_args *d)
