@@ -1966,6 +1966,10 @@ spx_status spx__cuda_spmm_plan_create(spx_ctx *ctx, const spx_spmm_args *a, void
                            spx_dtype_name(P->dtype), P->op ? "T" : "N", spx_precision_name(P->precision),
                            P->deterministic ? ", deterministic" : "");
         if (row_kernels) {
+            /* the batches' tiles are 64 columns whatever the type (four a lane) */
+            const int64_t tile = P->row_batches ? (int64_t)SPX_CUDA_BATCH_LANES * 4
+                                                : (int64_t)P->group * (16 / (int64_t)spx_dtype_size(P->dtype)),
+                          tiles = (P->n + tile - 1) / tile;
             len += snprintf(txt + len, cap - (size_t)len, "%s%s%s; rows binned by length:\n",
                             P->alg == SPX_SPMM_AUTO ? "automatic choice per bin"
                                                     : "algorithm forced for every row",
@@ -1994,10 +1998,9 @@ spx_status spx__cuda_spmm_plan_create(spx_ctx *ctx, const spx_spmm_args *a, void
                                 "panel's slice of B is %.1f MB, and A is read %lld times\n",
                                 (long long)P->panel, (double)(P->k * P->panel) * (double)spx_dtype_size(P->dtype) / 1e6,
                                 (long long)((P->n + P->panel - 1) / P->panel));
-            else if (column_tiles(P, P->group) > 1)
+            else if (tiles > 1)
                 len += snprintf(txt + len, cap - (size_t)len, "  columns in %lld tiles of %lld, each tile its own warps\n",
-                                (long long)column_tiles(P, P->group),
-                                (long long)P->group * (16 / (long long)spx_dtype_size(P->dtype)));
+                                (long long)tiles, (long long)tile);
             for (int b = 0; b < NBINS && len < (int)cap; b++) {
                 plan_bin *B = &P->bins[b];
                 char range[64];
