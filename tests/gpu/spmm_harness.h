@@ -270,6 +270,9 @@ static tcase case_make(tmat *M, spx_op op, spx_dtype dtype, int64_t n)
 {
     tcase c;
     memset(&c, 0, sizeof c);
+    /* spx refuses mixed value types; such a case would only be skipped */
+    if (M->dtype != dtype && M->dtype != SPX_PATTERN)
+        TFAIL("%s: a case of %s values on a matrix of %s", M->name, spx_dtype_name(dtype), spx_dtype_name(M->dtype));
     c.M = M;
     c.op = op;
     c.dtype = dtype;

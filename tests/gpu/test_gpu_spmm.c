@@ -227,12 +227,21 @@ static void shape_matrix(spx_matrix *A, const char *name, spx_format fmt,
     tmat_free(&t);
 }
 
-/* The algorithms `algs` (bits) on A (op N, values of dt) at each of ns,
- * their plans run on the first. */
+/* The algorithms `algs` (bits) on A (op N) with A's values converted to dt,
+ * at each of ns, their plans run on the first. A is consumed. */
 static void algs_run_as(spx_dtype dt, spx_matrix *A, const char *name, const int64_t *ns, int nn, unsigned algs)
 {
+    spx_matrix *A16[2] = {NULL, NULL};
+    /* the forced batches also on 16-bit data (four columns a lane in 8-byte
+     * loads), cut as for f32, at each N */
+    if (A && (algs & 1u << SPX_SPMM_ROW_BATCHES))
+        for (int h = 0; h < 2; h++)
+            CHECK_OK(g_ctx, spx_matrix_astype(g_ctx, A, h ? SPX_BF16 : SPX_F16, SPX_INDEX_DEFAULT, &A16[h]));
+    spx_matrix_info in;
+    if (A && !spx_matrix_info_get(A, &in) && in.dtype != dt)
+        A = astype(A, dt, SPX_INDEX_DEFAULT);
     tmat t;
-    if (tmat_make(&t, A, SPX_CSR, NULL, name)) {
+    if (tmat_make(&t, A, SPX_CSR, NULL, name))
         for (int i = 0; i < nn; i++) {
             tcase c = case_make(&t, SPX_OP_NONE, dt, ns[i]);
             c.algs = algs;
@@ -240,16 +249,18 @@ static void algs_run_as(spx_dtype dt, spx_matrix *A, const char *name, const int
                 case_plan_runs(&c);
             run_case(&c, 0);
         }
-        /* the forced batches also on 16-bit data (four columns a lane in
-         * 8-byte loads), cut as for f32, at each N */
-        for (int i = 0; i < nn && (algs & 1u << SPX_SPMM_ROW_BATCHES); i++)
-            for (int h = 0; h < 2; h++) {
+    tmat_free(&t);
+    for (int h = 0; h < 2; h++) {
+        char name16[160];
+        snprintf(name16, sizeof name16, "%s %s", name, h ? "bf16" : "f16");
+        if (tmat_make(&t, A16[h], SPX_CSR, NULL, name16))
+            for (int i = 0; i < nn; i++) {
                 tcase c = case_make(&t, SPX_OP_NONE, h ? SPX_BF16 : SPX_F16, ns[i]);
                 c.algs = 1u << SPX_SPMM_ROW_BATCHES;
                 run_case(&c, 0);
             }
+        tmat_free(&t);
     }
-    tmat_free(&t);
 }
 static void algs_run(spx_matrix *A, const char *name, const int64_t *ns, int nn, unsigned algs)
 {
@@ -656,7 +667,7 @@ static void whole_rows_shapes(void)
     A = NULL;
     CHECK_OK(g_ctx, spx_gen_pruned(g_ctx, 128, 1152, 0.9, next_seed(), SPX_F32, SPX_INDEX_DEFAULT, &A));
     static const int64_t n_bf16[] = {256, 259};
-    algs_run_as(SPX_BF16, A, "bf16 pruned 128x1152", n_bf16, 2, 1u << SPX_SPMM_AUTO);
+    algs_run_as(SPX_BF16, A, "pruned 128x1152", n_bf16, 2, 1u << SPX_SPMM_AUTO);
     /* The 256-thread blocks stage 32 entries a batch, one block an SM, where
      * they number at most the SMs, else 16, two blocks an SM: a pruned 512 x
      * 4608 layer at 95 % sparsity at N = 256 (32 x 4 blocks), every
@@ -719,7 +730,11 @@ static void whole_rows_shapes(void)
         }
     }
     static const int64_t n_short_rows[] = {2048, 2051};
+    spx_matrix *A_copy = NULL; /* the batches forced on it also on 16-bit data (algs_run) */
+    if (A)
+        CHECK_OK(g_ctx, spx_matrix_astype(g_ctx, A, SPX_F32, SPX_INDEX_DEFAULT, &A_copy));
     shape_matrix(A, "pruned 512x512 at 98 %", SPX_CSR, NULL, n_short_rows, 2);
+    algs_run(A_copy, "pruned 512x512 at 98 %", n_short_rows, 2, 1u << SPX_SPMM_ROW_BATCHES);
     A = one_long_row(512, 512, 10, 48);
     if (A && short_rows_fit)
         auto_plan_says(A, 2048, "staged 8", "512x512 10/row and one of 48 at N = 2048");
