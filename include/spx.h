@@ -561,10 +561,11 @@ typedef enum spx_spmm_alg {
     SPX_SPMM_TILED = 9,      /* blocks of many rows, a column tile of B held in shared memory */
     SPX_SPMM_DENSE = 10,     /* op(A) densified once per plan, dense GEMM (cuBLASLt) at the precision */
     SPX_SPMM_BAND = 11,      /* strips of consecutive rows, B rows near the diagonal held in shared memory */
-    SPX_SPMM_ROW_BATCHES = 12 /* a team of 16 lanes a row and 64 columns, the row's entries staged 8, 16 or 32
-                                 at a time in shared memory, as many B row segments in flight; f32, f16 and
-                                 bf16 data (f64: SPX_ERR_UNSUPPORTED), with f32 FMA on the operands as given
-                                 at every precision; k_slabs > 1 is refused and panel_cols ignored */
+    SPX_SPMM_ROW_BATCHES = 12 /* a team of 16 lanes (8 on short rows) a row and 64 columns, the row's
+                                 entries staged 8, 16 or 32 at a time in shared memory, as many B row
+                                 segments in flight; f32, f16 and bf16 data (f64: SPX_ERR_UNSUPPORTED),
+                                 with f32 FMA on the operands as given at every precision; k_slabs > 1
+                                 is refused and panel_cols ignored */
 } spx_spmm_alg;
 /* The number of algorithms, AUTO included: valid values are 0 to SPX_SPMM_ALG_COUNT - 1. */
 #define SPX_SPMM_ALG_COUNT (SPX_SPMM_ROW_BATCHES + 1)

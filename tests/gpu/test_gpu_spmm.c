@@ -708,7 +708,7 @@ static void whole_rows_shapes(void)
         auto_plan_says(A, 256, "rows of over 128 entries (1; the longest 200", "512x256 16/row and one of 200 at N = 256");
     shape_matrix(A, "512x256 16/row and one of 200", SPX_CSR, NULL, n_short, 1);
     /* Under 4 % of the cells with k < 1024, short rows stage 8 entries a
-     * batch, three blocks of 256 threads an SM (ROW_BATCHES_SHORT_*): a
+     * batch, four blocks of 128 threads an SM (ROW_BATCHES_SHORT_*): a
      * pruned 512 x 512 layer at 98 % sparsity (about 10 entries a row, the
      * longest some 25) at N = 2048 (32 x 32 blocks, 16 an SM at most from 64
      * SMs), every algorithm, also at N = 2051 (spread lanes, a partial last
@@ -721,7 +721,7 @@ static void whole_rows_shapes(void)
     CHECK_OK(g_ctx, spx_gen_pruned(g_ctx, 512, 512, 0.98, next_seed(), SPX_F32, SPX_INDEX_DEFAULT, &A));
     if (A && short_rows_fit) {
         auto_plan_says(A, 2048, "staged 8 at a time in shared memory and 8 B row segments in flight a lane, 16 rows a "
-                       "block of 256 threads (1024 blocks, 3 an SM)", "pruned 512x512 at 98 % at N = 2048");
+                       "block of 128 threads (1024 blocks, 4 an SM)", "pruned 512x512 at 98 % at N = 2048");
         /* the same at the tensor-core precisions, where the dense path does
          * not pay (nnz x N = 1.1e7), B read as given */
         for (spx_precision p = SPX_PRECISION_TF32; p <= SPX_PRECISION_F16; p++) {

@@ -101,14 +101,25 @@ template <bool NC, typename T> __device__ __forceinline__ T load_global(const T 
 }
 
 // Load V elements of T at p into acc-typed registers. V == 1 or V * sizeof(T)
-// == 16, or 8 (four 16-bit values of a rounded B); p then aligned to that.
+// == 16 or a multiple (that many 16-byte loads), or 8 (four 16-bit values);
+// p then aligned to 16 bytes (8).
 // NC: through the read-only path (load_global).
 template <typename T, int V, bool NC = true>
 __device__ __forceinline__ void load_v(const T *__restrict__ p, typename acc_of<T>::type (&out)[V])
 {
-    static_assert(V == 1 || V * sizeof(T) == 16 || V * sizeof(T) == 8, "one load of 1, 8 or 16 bytes");
+    static_assert(V == 1 || V * sizeof(T) % 16 == 0 || V * sizeof(T) == 8, "loads of 1, 8 or 16 bytes");
     if constexpr (V == 1) {
         out[0] = to_acc(load_global<NC>(p));
+    } else if constexpr (V * sizeof(T) > 16) {
+        constexpr int P = 16 / sizeof(T);
+#pragma unroll
+        for (int w = 0; w < V / P; w++) {
+            typename acc_of<T>::type part[P];
+            load_v<T, P, NC>(p + w * P, part);
+#pragma unroll
+            for (int t = 0; t < P; t++)
+                out[w * P + t] = part[t];
+        }
     } else {
         typedef typename std::conditional<V * sizeof(T) == 16, uint4, uint2>::type R;
         R raw = load_global<NC>(reinterpret_cast<const R *>(p));
@@ -153,26 +164,31 @@ __device__ __forceinline__ void load_partial(const T *__restrict__ p, int count,
 
 // C[t * step] = alpha * acc[t] + beta * C[t * step] for t < count (beta ==
 // 0: C is not read); step: elements between the lane's columns (lane_cols).
-// vec: p may be accessed as one vector of V elements (16 bytes, or 8: four
-// 16-bit values) when count == V and step == 1 (dense_ops' c_vec: C and its
-// rows start on 16 bytes); else element by element.
+// vec: p may be accessed as vectors of V elements in all (16 bytes each, or
+// one of 8: four 16-bit values) when count == V and step == 1 (dense_ops'
+// c_vec: C and its rows start on 16 bytes); else element by element.
 template <typename T, int V>
 __device__ __forceinline__ void store_epilogue(T *p, int count, int step, const typename acc_of<T>::type (&acc)[V],
                                                typename acc_of<T>::type alpha,
                                                typename acc_of<T>::type beta, bool vec)
 {
     typedef typename acc_of<T>::type A;
-    static_assert(V == 1 || V * sizeof(T) == 16 || V * sizeof(T) == 8, "one vector of 8 or 16 bytes");
+    static_assert(V == 1 || V * sizeof(T) % 16 == 0 || V * sizeof(T) == 8, "vectors of 8 or 16 bytes");
     if (V > 1 && count == V && step == 1 && vec) {
-        typedef typename std::conditional<V * sizeof(T) == 16, uint4, uint2>::type R;
-        R raw;
-        T *e = reinterpret_cast<T *>(&raw);
-        if (beta != A(0))
-            raw = *reinterpret_cast<const R *>(p);
+        typedef typename std::conditional<V * sizeof(T) >= 16, uint4, uint2>::type R;
+        constexpr int P = sizeof(R) / sizeof(T);
 #pragma unroll
-        for (int t = 0; t < V; t++)
-            e[t] = from_acc<T>(beta != A(0) ? alpha * acc[t] + beta * to_acc(e[t]) : alpha * acc[t]);
-        *reinterpret_cast<R *>(p) = raw;
+        for (int w = 0; w < V / P; w++) {
+            R raw;
+            T *e = reinterpret_cast<T *>(&raw);
+            if (beta != A(0))
+                raw = reinterpret_cast<const R *>(p)[w];
+#pragma unroll
+            for (int t = 0; t < P; t++)
+                e[t] = from_acc<T>(beta != A(0) ? alpha * acc[w * P + t] + beta * to_acc(e[t])
+                                                : alpha * acc[w * P + t]);
+            reinterpret_cast<R *>(p)[w] = raw;
+        }
         return;
     }
 #pragma unroll

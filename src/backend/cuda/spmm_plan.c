@@ -601,25 +601,31 @@ static bool tiled_pays(spx_ctx *ctx, const cuda_plan *P, char *why, size_t whyle
  * way, accumulated in f32). */
 static bool batches_type(spx_dtype t) { return t == SPX_F32 || t == SPX_F16 || t == SPX_BF16; }
 
-static int64_t batches_blocks(int64_t slots, int threads, int64_t tiles)
+static int64_t batches_blocks(int64_t slots, int64_t rows, int64_t tiles)
 {
-    const int64_t rows = threads / SPX_CUDA_BATCH_LANES;
     return (slots + rows - 1) / rows * tiles;
 }
 batches_shape spx__batches_shape_of(spx_ctx *ctx, const cuda_plan *P, int64_t slots)
 {
     const int64_t sms = spx__cuda_sm_count(ctx);
     batches_shape b = {0};
-    b.cols = SPX_CUDA_BATCH_LANES * 4;
+    b.cols = SPX_CUDA_BATCH_COLS;
     b.tiles = (P->n + b.cols - 1) / b.cols;
     b.density = P->m > 0 && P->k > 0 ? cell_share(P) : 0.0;
     b.short_rows = b.density < ROW_BATCHES_MIN_DENSITY && P->k < ROW_BATCHES_MIN_K;
-    b.threads =
-        !b.short_rows && (double)batches_blocks(slots, 512, b.tiles) >= ROW_BATCHES_MIN_WAVES * (double)sms ? 512
-                                                                                                            : 256;
-    b.rows = b.threads / SPX_CUDA_BATCH_LANES;
-    b.blocks = batches_blocks(slots, b.threads, b.tiles);
-    b.batch = b.short_rows ? 8 : b.threads == 256 && b.blocks <= sms ? 32 : 16;
+    if (b.short_rows) {
+        b.threads = 128;
+        b.batch = 8;
+        b.rows = b.threads / SPX_CUDA_BATCH_LANES(b.batch);
+        b.blocks = batches_blocks(slots, b.rows, b.tiles);
+    } else {
+        const int lanes = SPX_CUDA_BATCH_LANES(16); /* of 16 entries a batch and of 32 */
+        b.threads = (double)batches_blocks(slots, 512 / lanes, b.tiles) >= ROW_BATCHES_MIN_WAVES * (double)sms ? 512
+                                                                                                              : 256;
+        b.rows = b.threads / lanes;
+        b.blocks = batches_blocks(slots, b.rows, b.tiles);
+        b.batch = b.threads == 256 && b.blocks <= sms ? 32 : 16;
+    }
     b.blocks_per_sm = SPX_CUDA_BATCH_BLOCKS_PER_SM(b.threads, b.batch);
     b.slice_bytes = (double)P->k * (double)b.cols * (double)spx_dtype_size(P->dtype);
     return b;
@@ -632,8 +638,8 @@ static int describe_row_batches(const batches_shape *b, char *why, size_t whylen
                     "a team of %d lanes per row and column tile of %lld, the row's entries staged %d at a time in "
                     "shared memory and %d B row segments in flight a lane, %lld rows a block of %d threads (%lld "
                     "blocks, %d an SM)",
-                    SPX_CUDA_BATCH_LANES, (long long)b->cols, b->batch, b->batch, (long long)b->rows, b->threads,
-                    (long long)b->blocks, b->blocks_per_sm);
+                    SPX_CUDA_BATCH_LANES(b->batch), (long long)b->cols, b->batch, b->batch, (long long)b->rows,
+                    b->threads, (long long)b->blocks, b->blocks_per_sm);
 }
 
 /* The waves the batches' blocks make: the blocks over those the SMs hold at
@@ -782,9 +788,9 @@ batch_cut spx__row_batches_cut(spx_ctx *ctx, const cuda_plan *P, const batches_s
 
 /* AUTO gives every row a team of the row kernels' BATCHES
  * (row_batches_kernel in spmm_rows.cu: a team of 16 lanes a row and 64
- * columns, the entries staged 8, 16 or 32 at a time in shared memory, as many
- * B row segments in flight a lane) for f32 data, and for f16 and bf16 data
- * (four columns a lane in 8-byte loads, widened at the FMAs: the same tiles;
+ * columns, of 8 lanes with 8 entries a batch, the entries staged 8, 16 or 32
+ * at a time in shared memory, as many B row segments in flight a lane) for
+ * f32 data, and for f16 and bf16 data (widened at the FMAs: the same tiles;
  * measured for bf16 data with f32's bounds, the dense path taking most
  * layers first; not in the shape of 32 entries, take_row_batches), with FMA
  * in f32 on the operands as given at every precision (at the tensor-core ones where the
@@ -805,8 +811,9 @@ batch_cut spx__row_batches_cut(spx_ctx *ctx, const cuda_plan *P, const batches_s
  * entries a batch, number at most ROW_BATCHES_SHORT_MAX_BLOCKS_PER_SM an SM;
  * a column tile's slice of B (k rows of 256 bytes, 128 for 16-bit data) takes at most
  * ROW_BATCHES_L2_SHARE of the L2 cache, so that the gathers find it there;
- * however many blocks (spx__batches_shape_of: 512 threads, else 256) and however
- * long the rows, these being cut where the blocks make at most half a wave,
+ * however many blocks (spx__batches_shape_of: 512 threads, else 256; 128 on
+ * short rows) and however long the rows, these being cut where the blocks
+ * make at most half a wave,
  * the longest row is a tail or whole rows would leave the last round of
  * blocks part empty (spx__row_batches_cut). H100 unless said, exact f32
  * (docs/PERFORMANCE.md):
@@ -853,7 +860,10 @@ batch_cut spx__row_batches_cut(spx_ctx *ctx, const cuda_plan *P, const batches_s
  *   the losses with 12-16 blocks an SM). Forced, the same shape lost on
  *   the DLMC 2 % layer with k = 2048 (longest row 174), on the 2048 x 512
  *   one at N >= 2048 (32 blocks an SM and more) and on the 512 x 128
- *   layers.
+ *   layers. Since then the same rows a block run in teams of 8 lanes, 128
+ *   threads, four blocks an SM: against those, AUTO on DLMC and generated
+ *   layers (H200), 1.08-1.17x on the 10 short-row products of 512 blocks
+ *   and more, 0.96-0.99x on the 5 of 128-256 blocks.
  * - At the bf16 and tf32 precisions, against AUTO before (the row kernels,
  *   TILED, merge path, all on CUDA cores), same call: 1.117x on the 14 DLMC
  *   products that change at bf16 (0.96-1.24x), 1.132x on 19 at tf32.
@@ -1406,7 +1416,7 @@ static void choose_bin_kernels(spx_ctx *ctx, cuda_plan *P)
 {
     int64_t resident_threads = 2048 * spx__cuda_sm_count(ctx);
     int64_t vec = 16 / (int64_t)spx_dtype_size(P->dtype);
-    int gn = P->row_batches ? SPX_CUDA_BATCH_LANES
+    int gn = P->row_batches ? SPX_CUDA_BATCH_LANES(P->row_batch)
              : P->panel > 0 ? (int)(P->panel / vec)
                             : spx__plan_group_for_n(P->n, P->dtype);
     /* W warps per row (block_rows_pay) were counted at the full group */
@@ -1966,8 +1976,8 @@ spx_status spx__cuda_spmm_plan_create(spx_ctx *ctx, const spx_spmm_args *a, void
                            spx_dtype_name(P->dtype), P->op ? "T" : "N", spx_precision_name(P->precision),
                            P->deterministic ? ", deterministic" : "");
         if (row_kernels) {
-            /* the batches' tiles are 64 columns whatever the type (four a lane) */
-            const int64_t tile = P->row_batches ? (int64_t)SPX_CUDA_BATCH_LANES * 4
+            /* the batches' tiles are 64 columns whatever the type */
+            const int64_t tile = P->row_batches ? (int64_t)SPX_CUDA_BATCH_COLS
                                                 : (int64_t)P->group * (16 / (int64_t)spx_dtype_size(P->dtype)),
                           tiles = (P->n + tile - 1) / tile;
             len += snprintf(txt + len, cap - (size_t)len, "%s%s%s; rows binned by length:\n",

@@ -55,7 +55,8 @@
  * either m <= ROW_BATCHES_FEW_ROWS or TILED would run one block an SM at
  * most; A holds ROW_BATCHES_MIN_DENSITY of its cells; a column tile's slice
  * of B takes at most ROW_BATCHES_L2_SHARE of the L2 cache. Blocks of 512
- * threads where they make ROW_BATCHES_MIN_WAVES waves, else of 256. Where the
+ * threads where they make ROW_BATCHES_MIN_WAVES waves, else of 256 (of 128
+ * in teams of 8 lanes on short rows, below). Where the
  * blocks make at most ROW_BATCHES_FILL_MAX_WAVES waves, rows over a bound are
  * cut into equal pieces within it (not in the short-row shape below): the
  * bound starts at ROW_BATCHES_FILL_MIN_CAP entries or a 16th of the longest
@@ -182,7 +183,7 @@ typedef struct cuda_plan {
     int group;                  /* lanes covering the columns in the row kernels (group x 16 bytes) */
     int row_warps;              /* AUTO, every bin: 1 a warp per row (warp_rows_pay), W > 1 W warps (block_rows_pay) */
     bool row_runs;              /* AUTO, every bin: warps take SPX_CUDA_ROW_RUN adjacent rows (row_runs_pay) */
-    int row_batches;            /* every row: 0, or the threads a block (512 or 256) of teams staging
+    int row_batches;            /* every row: 0, or the threads a block (512, 256 or 128) of teams staging
                                    their entries in batches (spx__batches_shape_of) */
     int row_batch;              /* ... and the entries a batch (8, 16 or 32) */
     spx_cuda_batch_slot *batch_slots; /* ... the teams' slots where long rows are cut (cut_batch_rows;
@@ -211,10 +212,11 @@ typedef struct cuda_plan {
 
 /* The batches' grid over `slots` teams' rows (the rows, or the slots where
  * long rows are cut; blocks of 512 threads, 32 slots x 64 columns; of 256,
- * 16 slots, where 512 would not make ROW_BATCHES_MIN_WAVES waves or the rows
- * are short), the entries a batch (16 in blocks of 512, one an SM; in blocks
- * of 256, 8 on short rows, three an SM, else 32 where they number at most the
- * SMs, one an SM, else 16, two an SM), the blocks an SM, the bytes of a
+ * 16 slots, where 512 would not make ROW_BATCHES_MIN_WAVES waves; of 128 in
+ * teams of 8 lanes, 16 slots, where the rows are short), the entries a batch
+ * (16 in blocks of 512, one an SM; in blocks of 256, 32 where they number at
+ * most the SMs, one an SM, else 16, two an SM; 8 in blocks of 128, four an
+ * SM), the blocks an SM, the bytes of a
  * column tile's slice of B (k rows of 64 f32 columns), A's share of its cells
  * (0 where m or k is 0), and whether the rows are short: under
  * ROW_BATCHES_MIN_DENSITY with k < ROW_BATCHES_MIN_K, so under 41 entries on

@@ -159,9 +159,10 @@ __global__ void __launch_bounds__(128, sizeof(T) == 4 ? 10 : 1) row_runs_kernel(
     }
 }
 
-// BATCHES: a team of L = SPX_CUDA_BATCH_LANES lanes per row and column tile
-// (blockIdx.y), BT / L rows a block of BT threads. The team stages its row's
-// entries U at a time in shared memory, double-buffered: the next batch's
+// BATCHES: a team of L = SPX_CUDA_BATCH_LANES(U) lanes per row and column
+// tile of 64 (blockIdx.y), BT / L rows a block of BT threads. The team
+// stages its row's entries U at a time in shared memory, double-buffered: the
+// next batch's
 // loads are in flight while this one's U B row segments are, all issued
 // before their FMAs. rows_kernel broadcasts entries with two shuffles each and
 // keeps SPX_SPMM_IN_FLIGHT segments in flight; on long rows of narrow
@@ -171,11 +172,15 @@ __global__ void __launch_bounds__(128, sizeof(T) == 4 ? 10 : 1) row_runs_kernel(
 // right after its FMA, were 1.3-2x slower). Shapes (the plan's): 512 threads
 // and U = 16, one block an SM (128 registers); 256 and 32, one block an SM (up
 // to 255 registers), where the blocks are few, as csrmm_v3 does (1.16x over 16
-// on the DLMC layers at N = 256); 256 and 16, two blocks an SM; 256 and 8,
-// three blocks an SM (80 registers; lanes 8-15 stage nothing), on short rows
-// (1.12-1.15x over TILED and the row kernels on the DLMC 2 % layers of k =
-// 512). Whole batches without a test before each load and FMA ran 1-4 %
-// slower (tested for the warp), 6-11 % (for each lane). Staging each entry as
+// on the DLMC layers at N = 256); 256 and 16, two blocks an SM; 128 and 8,
+// four blocks an SM, on short rows (1.12-1.15x over TILED and the row kernels
+// on the DLMC 2 % layers of k = 512, as 256 threads in teams of 16, three
+// blocks an SM). Teams of 8 lanes of eight columns, one address and test
+// feeding 8 FMAs, ran 1.08-1.17x over those teams of 16 on 10 short-row
+// products of 512 blocks and more, 0.96-0.99x on 5 of 128-256 blocks (DLMC
+// and generated layers, H200); in the shapes of 16 and 32 entries, where
+// they halve the warps an SM, 0.88-0.94x. Whole batches without a test before
+// each load and FMA ran 1-4 % slower (tested for the warp), 6-11 % (for each lane). Staging each entry as
 // its B row's byte offset, with the entries past a row's end pointed at a row
 // of zeros (no multiply and no test in the loop; in the 16-entry kernel 624
 // SASS instructions instead of 800) ran 6 % slower forced on the DLMC layers
@@ -191,10 +196,10 @@ template <typename T, typename TB, int V, bool SPREAD, int BT, int U>
 __global__ void __launch_bounds__(BT, SPX_CUDA_BATCH_BLOCKS_PER_SM(BT, U)) row_batches_kernel(const rows_params<T, TB> p)
 {
     typedef typename acc_of<T>::type A;
-    constexpr int L = SPX_CUDA_BATCH_LANES, ROWS = BT / L;
-    constexpr int E = (U + L - 1) / L; // entries a lane stages (U < L: lanes U .. L - 1 none)
-    constexpr bool PIECES = U >= 16;   // the launch takes slots (8 a batch: short rows, never cut)
-    static_assert(L <= 32 && (U % L == 0 || U < L), "a team within a warp; each lane stages E entries");
+    constexpr int L = SPX_CUDA_BATCH_LANES(U), ROWS = BT / L;
+    constexpr int E = U / L;         // entries a lane stages
+    constexpr bool PIECES = U >= 16; // the launch takes slots (8 a batch: short rows, never cut)
+    static_assert(L <= 32 && U % L == 0 && L * V == SPX_CUDA_BATCH_COLS, "a team within a warp, its tile");
     static_assert(ROWS % SPX_CUDA_BATCH_PIECE_TEAMS == 0, "a row's pieces within one block");
     __shared__ __align__(16) union {
         struct {
@@ -238,16 +243,13 @@ __global__ void __launch_bounds__(BT, SPX_CUDA_BATCH_BLOCKS_PER_SM(BT, U)) row_b
             acc[q] = A(0);
         int col[E];
         A val[E];
-        // whether this lane stages its entry e of a batch (with U < L, lanes
-        // past U stage none)
-        auto staged = [&](int e) { return U % L == 0 || tl + e * L < U; };
         auto fetch = [&](int64_t b) { // this lane's entries of batch b (column 0, value 0 past the row)
 #pragma unroll
             for (int e = 0; e < E; e++) {
                 const int64_t i = b * U + tl + e * L;
                 col[e] = 0;
                 val[e] = A(0);
-                if (staged(e) && i < len) {
+                if (i < len) {
                     col[e] = p.colidx[start + i];
                     val[e] = a_value_as<TB>(p.vals, start + i);
                 }
@@ -255,11 +257,10 @@ __global__ void __launch_bounds__(BT, SPX_CUDA_BATCH_BLOCKS_PER_SM(BT, U)) row_b
         };
         auto stage = [&](int buf) {
 #pragma unroll
-            for (int e = 0; e < E; e++)
-                if (staged(e)) {
-                    scol[buf][t][tl + e * L] = col[e];
-                    sval[buf][t][tl + e * L] = val[e];
-                }
+            for (int e = 0; e < E; e++) {
+                scol[buf][t][tl + e * L] = col[e];
+                sval[buf][t][tl + e * L] = val[e];
+            }
             __syncwarp();
         };
         if (batches > 0) {
@@ -431,18 +432,19 @@ cudaError_t launch_row_runs_t(const spx_cuda_csr *A, const int32_t *rows, int64_
     return cudaGetLastError();
 }
 
-template <typename T, int V, bool SPREAD, int BT, int U>
+template <typename T, bool SPREAD, int BT, int U>
 cudaError_t launch_row_batches_t(const spx_cuda_csr *A, const int32_t *rows, const spx_cuda_batch_slot *slots,
                                  int64_t nrows, const spx_cuda_dense_args *d)
 {
-    rows_params<T> p = csr_params<T, T>(A, rows, d, SPX_CUDA_BATCH_LANES);
+    constexpr int L = SPX_CUDA_BATCH_LANES(U);
+    rows_params<T> p = csr_params<T, T>(A, rows, d, L);
     p.slots = slots;
     p.seg_rows[0] = nrows;
-    const int64_t blocks = (nrows * SPX_CUDA_BATCH_LANES + BT - 1) / BT;
+    const int64_t blocks = (nrows * L + BT - 1) / BT;
     if (blocks > 0x7fffffff)
         return cudaErrorInvalidConfiguration;
-    row_batches_kernel<T, T, V, SPREAD, BT, U>
-        <<<dim3((unsigned)blocks, grid_y(d->n, (int64_t)SPX_CUDA_BATCH_LANES * V)), BT, 0, d->stream>>>(p);
+    row_batches_kernel<T, T, SPX_CUDA_BATCH_COLS / L, SPREAD, BT, U>
+        <<<dim3((unsigned)blocks, grid_y(d->n, SPX_CUDA_BATCH_COLS)), BT, 0, d->stream>>>(p);
     return cudaGetLastError();
 }
 
@@ -493,21 +495,23 @@ extern "C" cudaError_t spx__cuda_launch_row_runs(const spx_cuda_csr *A, const in
 #undef CALL
 }
 
-// The batches' shapes (spx__cuda_launch_row_batches) for values of T: four
+// The batches' shapes (spx__cuda_launch_row_batches) for values of T. A
+// team's tile is 64 columns whatever the type: in teams of 16 lanes, four
 // columns a lane, one 16-byte load of a B row segment for f32, 8 bytes for
-// 16-bit data, so that a team's tile is 64 columns whatever the type.
+// 16-bit data; in teams of 8 (8 entries a batch), eight columns a lane, two
+// 16-byte loads for f32, one for 16-bit data.
 template <typename T, bool SPREAD>
 cudaError_t launch_row_batches_of(const spx_cuda_csr *A, const int32_t *rows, const spx_cuda_batch_slot *slots,
                                   int64_t nrows, int threads, int batch, const spx_cuda_dense_args *d)
 {
     if (threads == 512 && batch == 16)
-        return launch_row_batches_t<T, 4, SPREAD, 512, 16>(A, rows, slots, nrows, d);
+        return launch_row_batches_t<T, SPREAD, 512, 16>(A, rows, slots, nrows, d);
     if (threads == 256 && batch == 32)
-        return launch_row_batches_t<T, 4, SPREAD, 256, 32>(A, rows, slots, nrows, d);
+        return launch_row_batches_t<T, SPREAD, 256, 32>(A, rows, slots, nrows, d);
     if (threads == 256 && batch == 16)
-        return launch_row_batches_t<T, 4, SPREAD, 256, 16>(A, rows, slots, nrows, d);
-    if (threads == 256 && batch == 8)
-        return launch_row_batches_t<T, 4, SPREAD, 256, 8>(A, rows, slots, nrows, d);
+        return launch_row_batches_t<T, SPREAD, 256, 16>(A, rows, slots, nrows, d);
+    if (threads == 128 && batch == 8)
+        return launch_row_batches_t<T, SPREAD, 128, 8>(A, rows, slots, nrows, d);
     return cudaErrorInvalidValue;
 }
 
