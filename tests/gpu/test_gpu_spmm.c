@@ -232,8 +232,9 @@ static void shape_matrix(spx_matrix *A, const char *name, spx_format fmt,
 static void algs_run_as(spx_dtype dt, spx_matrix *A, const char *name, const int64_t *ns, int nn, unsigned algs)
 {
     spx_matrix *A16[2] = {NULL, NULL};
-    /* the forced batches also on 16-bit data (four columns a lane in 8-byte
-     * loads), cut as for f32, at each N */
+    /* the forced batches also on 16-bit data (the same 64-column tiles in
+     * 8-byte loads, or 16-byte ones in teams of 8 lanes), cut as for f32, at
+     * each N */
     if (A && (algs & 1u << SPX_SPMM_ROW_BATCHES))
         for (int h = 0; h < 2; h++)
             CHECK_OK(g_ctx, spx_matrix_astype(g_ctx, A, h ? SPX_BF16 : SPX_F16, SPX_INDEX_DEFAULT, &A16[h]));
