@@ -863,7 +863,7 @@ batch_cut spx__row_batches_cut(spx_ctx *ctx, const cuda_plan *P, const batches_s
  *   layers. Since then the same rows a block run in teams of 8 lanes, 128
  *   threads, four blocks an SM: against those, AUTO on DLMC and generated
  *   layers (H200), 1.08-1.17x on the 10 short-row products of 512 blocks
- *   and more, 0.96-0.99x on the 5 of 128-256 blocks.
+ *   and more, 0.96-0.99x on the 5 of 64-256 blocks.
  * - At the bf16 and tf32 precisions, against AUTO before (the row kernels,
  *   TILED, merge path, all on CUDA cores), same call: 1.117x on the 14 DLMC
  *   products that change at bf16 (0.96-1.24x), 1.132x on 19 at tf32.

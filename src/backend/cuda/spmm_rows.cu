@@ -177,9 +177,9 @@ __global__ void __launch_bounds__(128, sizeof(T) == 4 ? 10 : 1) row_runs_kernel(
 // on the DLMC 2 % layers of k = 512, as 256 threads in teams of 16, three
 // blocks an SM). Teams of 8 lanes of eight columns, one address and test
 // feeding 8 FMAs, ran 1.08-1.17x over those teams of 16 on 10 short-row
-// products of 512 blocks and more, 0.96-0.99x on 5 of 128-256 blocks (DLMC
-// and generated layers, H200); in the shapes of 16 and 32 entries, where
-// they halve the warps an SM, 0.88-0.94x. Whole batches without a test before
+// products of 512 blocks and more, 0.96-0.99x on 5 of 64-256 blocks (DLMC
+// and generated layers, H200); in the shapes of 16 entries, where they
+// halve the warps an SM, 0.88-0.94x. Whole batches without a test before
 // each load and FMA ran 1-4 % slower (tested for the warp), 6-11 % (for each lane). Staging each entry as
 // its B row's byte offset, with the entries past a row's end pointed at a row
 // of zeros (no multiply and no test in the loop; in the 16-entry kernel 624
