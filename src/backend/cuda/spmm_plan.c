@@ -60,10 +60,16 @@ int spx__plan_group_for_n(int64_t n, spx_dtype dtype)
     return pow2_at_least((n + vec - 1) / vec, 32);
 }
 
+/* Columns of a row kernels' tile when `group` lanes cover it (16 bytes a lane). */
+static int64_t row_tile_cols(const cuda_plan *P, int group)
+{
+    return (int64_t)group * (16 / (int64_t)spx_dtype_size(P->dtype));
+}
+
 /* Column tiles of the row kernels when `group` lanes cover a tile. */
 static int64_t column_tiles(const cuda_plan *P, int group)
 {
-    int64_t tile = (int64_t)group * (16 / (int64_t)spx_dtype_size(P->dtype));
+    const int64_t tile = row_tile_cols(P, group);
     return (P->n + tile - 1) / tile;
 }
 
@@ -1977,8 +1983,7 @@ spx_status spx__cuda_spmm_plan_create(spx_ctx *ctx, const spx_spmm_args *a, void
                            P->deterministic ? ", deterministic" : "");
         if (row_kernels) {
             /* the batches' tiles are 64 columns whatever the type */
-            const int64_t tile = P->row_batches ? (int64_t)SPX_CUDA_BATCH_COLS
-                                                : (int64_t)P->group * (16 / (int64_t)spx_dtype_size(P->dtype)),
+            const int64_t tile = P->row_batches ? (int64_t)SPX_CUDA_BATCH_COLS : row_tile_cols(P, P->group),
                           tiles = (P->n + tile - 1) / tile;
             len += snprintf(txt + len, cap - (size_t)len, "%s%s%s; rows binned by length:\n",
                             P->alg == SPX_SPMM_AUTO ? "automatic choice per bin"

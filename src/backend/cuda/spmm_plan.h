@@ -217,7 +217,7 @@ typedef struct cuda_plan {
  * (16 in blocks of 512, one an SM; in blocks of 256, 32 where they number at
  * most the SMs, one an SM, else 16, two an SM; 8 in blocks of 128, four an
  * SM), the blocks an SM, the bytes of a
- * column tile's slice of B (k rows of 64 f32 columns), A's share of its cells
+ * column tile's slice of B (k rows of 64 columns of the data's type), A's share of its cells
  * (0 where m or k is 0), and whether the rows are short: under
  * ROW_BATCHES_MIN_DENSITY with k < ROW_BATCHES_MIN_K, so under 41 entries on
  * average. */
