@@ -315,7 +315,14 @@ template <typename Src> __device__ __forceinline__ uint32_t bits16(const Src &sr
 // before: the batches on bf16 data took 1.1-4.2x the time of the same plans
 // on f32 data; widened here 1.0-1.5x with 8 and 16 entries a batch (each
 // value's widening is one more instruction beside its FMA), 1.2-3x with 32
-// (H200, DLMC layers; docs/PERFORMANCE.md).
+// (H200, DLMC layers; docs/PERFORMANCE.md). Whole vectors (count == V) are
+// loaded for every entry, past nvalid too: every caller holds a column of B
+// there (0, or another entry's), so the load is safe and its result unused.
+// With the test before each load, ptxas issued most of them one at a time
+// between the FMAs of the entries before (predicate registers run short);
+// without it all U go out first, as for f32: on bf16 data the batches ran
+// 1.30x faster and the row kernels 1.10x, merge path as before (H200, 34
+// DLMC layers at N = 256-4096, forced).
 template <typename T, int V, int U, typename Src>
 __device__ __forceinline__ void fma_rows16(const Src &src, const int (&cj)[U], const float (&vj)[U], int nvalid,
                                            int count, float (&acc)[V])
@@ -342,9 +349,8 @@ __device__ __forceinline__ void fma_rows16(const Src &src, const int (&cj)[U], c
         typedef typename std::conditional<V * sizeof(E) == 16, uint4, uint2>::type R;
         R raw[U];
 #pragma unroll
-        for (int u = 0; u < U; u++)
-            if (u < nvalid)
-                raw[u] = load_global<Src::nc>(reinterpret_cast<const R *>(src.row(cj[u])));
+        for (int u = 0; u < U; u++) // all U, past nvalid too (see above)
+            raw[u] = load_global<Src::nc>(reinterpret_cast<const R *>(src.row(cj[u])));
 #pragma unroll
         for (int u = 0; u < U; u++)
             if (u < nvalid)
