@@ -647,13 +647,14 @@ static void whole_rows_shapes(void)
     if (A && batches_fit && 64 < 0.9 * di.sm_count && 128 >= 0.9 * di.sm_count)
         auto_plan_says(A, 1024, "16 rows a block of 256 threads", "pruned 120x1152 at N = 1024");
     auto_runs(A, "pruned 120x1152", n_batches, 2);
-    /* On 16-bit data AUTO takes the batches but not in the shape of 32 entries
-     * a batch (take_row_batches): a pruned 120 x 1152 layer at 95 % sparsity at
-     * N = 1024 (8 x 16 blocks of 256 threads, one an SM from 128 SMs; rows of
+    /* On 16-bit data AUTO takes the batches in every shape, that of 32
+     * entries a batch too: a pruned 120 x 1152 layer at 95 % sparsity at N =
+     * 1024 (8 x 16 blocks of 256 threads, one an SM from 128 SMs; rows of
      * about 58 entries, no cut; the dense path does not pay, nnz x N = 7e6)
-     * stages 32 entries a batch for f32 data, none for bf16. AUTO on a bf16
-     * pruned 128 x 1152 layer at 90 % at N = 256 and 259 (rows cut to fill a
-     * wave; on 132 SMs in 144 blocks of 256 threads staging 16, two an SM) */
+     * stages 32 entries a batch for f32 and bf16 data, run by AUTO on bf16 at
+     * N = 1024 and 1031. AUTO on a bf16 pruned 128 x 1152 layer at 90 % at N
+     * = 256 and 259 (rows cut to fill a wave; on 132 SMs in 144 blocks of 256
+     * threads staging 16, two an SM) */
     A = NULL;
     CHECK_OK(g_ctx, spx_gen_pruned(g_ctx, 120, 1152, 0.95, next_seed(), SPX_F32, SPX_INDEX_DEFAULT, &A));
     spx_matrix *A16 = NULL;
@@ -661,10 +662,11 @@ static void whole_rows_shapes(void)
         CHECK_OK(g_ctx, spx_matrix_astype(g_ctx, A, SPX_BF16, SPX_INDEX_DEFAULT, &A16));
     if (A16 && batches_fit && di.sm_count >= 128 && 64 < 0.9 * di.sm_count) {
         auto_plan_says(A, 1024, "staged 32 at a time", "pruned 120x1152 at 95 % at N = 1024");
-        auto_plan_lacks(A16, 1024, "staged 32 at a time", "bf16 pruned 120x1152 at 95 % at N = 1024");
+        auto_plan_says(A16, 1024, "staged 32 at a time", "bf16 pruned 120x1152 at 95 % at N = 1024");
     }
-    spx_matrix_destroy(A16);
     spx_matrix_destroy(A);
+    static const int64_t n_32[] = {1024, 1031};
+    algs_run_as(SPX_BF16, A16, "bf16 pruned 120x1152 at 95 %", n_32, 2, 1u << SPX_SPMM_AUTO);
     A = NULL;
     CHECK_OK(g_ctx, spx_gen_pruned(g_ctx, 128, 1152, 0.9, next_seed(), SPX_F32, SPX_INDEX_DEFAULT, &A));
     static const int64_t n_bf16[] = {256, 259};

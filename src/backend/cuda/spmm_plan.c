@@ -1572,14 +1572,12 @@ done:
  * the rows make at most half a wave or whole rows would leave the last round
  * of blocks part empty (cut_batch_rows), which shapes the grid again over
  * the slots. AUTO (not `forced`) does not take them where it
- * cannot cut a tail into a grid of at most ROW_BATCHES_PIECE_MAX_WAVES waves,
- * nor on 16-bit data in the shape of 32 entries a batch: on bf16 data (H200,
- * DLMC layers, against AUTO without the batches for 16-bit data, two runs
- * each) that shape ran 0.913x over the seven products that took it (0.77-0.90x
- * on five 95 % rn50 layers, 17.7 us against 13.6 on 128 x 1152 at N = 1024;
- * 1.05x and 1.17x on the 90 % and 80 % 64 x 256 ones at N = 256), those of
- * 16 entries 1.20-1.74x on six, of 8 1.02x on one (docs/PERFORMANCE.md); f16
- * data, the same kernels, was not measured.
+ * cannot cut a tail into a grid of at most ROW_BATCHES_PIECE_MAX_WAVES waves.
+ * On bf16 data the shape of 32 entries a batch, once 0.77-0.90x of AUTO's
+ * other choices on five of the seven DLMC products that take it, runs
+ * 1.09-1.50x faster than them on all seven since 16-bit B is loaded ahead of
+ * its FMAs (fma_rows16; H200, docs/PERFORMANCE.md); f16 data, the same
+ * kernels, was not timed.
  * H200, against AUTO before (merge path, TILED): the 10 % DLMC 512 x 2048
  * layer at N = 256 1.78x (14.0 us, 1.05 waves); R-MAT graphs of 512-1024
  * nodes at 5-17 % of the cells, N = 256 and 512, 1.09-1.80x on eight of nine
@@ -1615,11 +1613,6 @@ static spx_status take_row_batches(spx_ctx *ctx, cuda_plan *P, const batches_sha
     *taken = false;
     if ((s = cut_batch_rows(ctx, P, forced, &shape, &c, &cut)) || (c.cap && !P->batch_slots))
         return s;
-    if (!forced && spx_dtype_size(P->dtype) == 2 && shape.batch == 32) {
-        P->batch_slots = NULL; /* laid for nothing: freed with the plan */
-        P->batch_nslots = 0;
-        return SPX_OK;
-    }
     *taken = true;
     P->row_batches = shape.threads;
     P->row_batch = shape.batch;
