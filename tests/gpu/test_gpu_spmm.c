@@ -449,22 +449,32 @@ static void whole_rows_shapes(void)
     if (tmat_make(&t64, A64, SPX_CSR, NULL, "120000x50000 1..12/row f64"))
         run_shape(&t64, SPX_OP_NONE, SPX_F64, 130, 1);
     tmat_free(&t64);
-    /* TILED in wide blocks (tiled_wide in the CUDA plan): a pruned 256 x
-     * 1024 layer at 97 % sparsity (under the 4 % of the cells the rows in
-     * batches need where k >= 1024) at N = 1000 gives 4 x 32 blocks of 64
-     * rows, and k = 1024 rows of a 128-byte tile miss half an SM's shared
-     * memory but fit a whole one's (H100: 113 and 227 KB): AUTO takes
+    /* TILED in wide blocks (tiled_wide in the CUDA plan): 256 rows of 35
+     * entries and one of 60 with k = 1000 (3.5 % of the cells: short rows
+     * for the batches, but one over their 48) at N = 1000 give 4 x 32 blocks
+     * of 64 rows, and k = 1000 rows of a 128-byte tile miss half an SM's
+     * shared memory but fit a whole one's (H100: 113 and 227 KB): AUTO takes
      * 512-thread blocks with every row in pieces where those 128 blocks make
      * one wave (128-256 SMs: AUTO wants every other SM to get a block) or two
      * at least 3/4 full (65-85) */
     static const int64_t n_wide[] = {1000};
     const int64_t sms = di.sm_count;
+    A = one_long_row(256, 1000, 35, 60);
+    if (A && gpu && ((sms >= 128 && sms <= 256) || (sms > 64 && sms <= 85)) &&
+        di.smem_per_block_optin >= 1001 * 128 && 1001 * 128 > di.smem_per_sm / 2 - 1024)
+        auto_plan_says(A, 1000, "all of B's column tile in a whole SM's shared memory", "256x1000 wide tiled");
+    shape_matrix(A, "256x1000 wide tiled", SPX_CSR, NULL, n_wide, 1);
+    /* Under the 4 % of the cells the batches otherwise need, with k >= 1024,
+     * where their blocks make at most two waves (sparse_batches_pay in the
+     * CUDA plan): a pruned 256 x 1024 layer at 97 % sparsity at N = 1000
+     * gives 8 x 16 blocks of 512 threads, one an SM, where 512-thread blocks
+     * make 0.9 of a wave (128-142 SMs), else 16 x 16 of 256 threads, two an
+     * SM where they outnumber the SMs (up to 255) */
     A = NULL;
     CHECK_OK(g_ctx, spx_gen_pruned(g_ctx, 256, 1024, 0.97, next_seed(), SPX_F32, SPX_INDEX_DEFAULT, &A));
-    if (A && gpu && ((sms >= 128 && sms <= 256) || (sms > 64 && sms <= 85)) &&
-        di.smem_per_block_optin >= 1025 * 128 && 1025 * 128 > di.smem_per_sm / 2 - 1024)
-        auto_plan_says(A, 1000, "every row in 2 pieces", "pruned 256x1024 wide tiled");
-    shape_matrix(A, "pruned 256x1024 wide tiled", SPX_CSR, NULL, n_wide, 1);
+    if (A && gpu && di.cc_major >= 9 && sms >= 128 && sms < 256)
+        auto_plan_says(A, 1000, "staged 16 at a time", "pruned 256x1024 at 97 % at N = 1000");
+    shape_matrix(A, "pruned 256x1024 at 97 %", SPX_CSR, NULL, n_wide, 1);
     /* TILED's tiles of 16 vectors (tiled_double_tile in the CUDA plan): a
      * pruned 512 x 1000 layer at 90 % sparsity and N = 4096 needs chunks of k
      * (1001 rows of a 128-byte tile pass half an SM's shared memory, and its
@@ -776,7 +786,9 @@ static void whole_rows_shapes(void)
  * pruned 512 x 512 layer at 97 % sparsity takes TILED at N = 1024 (8 x 16
  * blocks of 64 rows x 64 columns; all of k in 64 KB; too sparse for the own
  * GEMM's 1/25 of the cells, too little work for cuBLASLt's; its wgmma kernel
- * asks for 1/64 and takes it); at 90 % it
+ * asks for 1/64 and takes it; where that kernel is not built, compute
+ * capability 9.0 gives its short rows, 15 entries on average, to the
+ * batches); at 90 % it
  * takes the dense path with spx's own GEMM at N = 1024 (2 m k N = 5.4e8), as
  * does a 512 x 128 one at N = 1024 (nnz x N = 6.7e6), and cuBLASLt's at N =
  * 4096 (past the own GEMM's flops; not its wgmma kernel's, which takes it
@@ -791,14 +803,15 @@ static void auto_16bit_shapes(void)
         int64_t m, k, n;
         double sparsity;
         const char *says;
-        const char *says_wgmma;
+        const char *says_wgmma; /* where own_gemm_on_wgmma */
+        const char *says_sm90;  /* elsewhere on compute capability 9.0 and later */
     } cases[] = {{512, 512, 1024, 0.97, "all of B's column tile in shared memory",
-                  "spx's own kernel in one launch (wgmma)"},
-                 {512, 512, 1024, 0.9, "spx's own kernel in one launch", NULL},
-                 {512, 128, 1024, 0.9, "spx's own kernel in one launch", NULL},
-                 {512, 512, 4096, 0.9, "GEMM by cuBLASLt", "spx's own kernel in one launch (wgmma)"},
-                 {512, 2048, 256, 0.9, "written out densely", NULL},
-                 {2048, 512, 4096, 0.98, "written out densely", NULL}};
+                  "spx's own kernel in one launch (wgmma)", "staged 8 at a time"},
+                 {512, 512, 1024, 0.9, "spx's own kernel in one launch", NULL, NULL},
+                 {512, 128, 1024, 0.9, "spx's own kernel in one launch", NULL, NULL},
+                 {512, 512, 4096, 0.9, "GEMM by cuBLASLt", "spx's own kernel in one launch (wgmma)", NULL},
+                 {512, 2048, 256, 0.9, "written out densely", NULL, NULL},
+                 {2048, 512, 4096, 0.98, "written out densely", NULL, NULL}};
     spx_device_info di;
     memset(&di, 0, sizeof di);
     const bool gpu = g_cuda && spx_ctx_device_info(g_ctx, &di) == SPX_OK, wgmma = own_gemm_on_wgmma();
@@ -810,10 +823,12 @@ static void auto_16bit_shapes(void)
             char name[80];
             snprintf(name, sizeof name, "pruned %lldx%lld (%g sparse) %s N=%lld", (long long)cases[i].m,
                      (long long)cases[i].k, cases[i].sparsity, spx_dtype_name(types16[d]), (long long)cases[i].n);
+            const char *says = wgmma && cases[i].says_wgmma                        ? cases[i].says_wgmma
+                               : !wgmma && cases[i].says_sm90 && di.cc_major >= 9 ? cases[i].says_sm90
+                                                                                   : cases[i].says;
             /* TILED wants every other SM to get a block: 128 blocks */
             if (A && gpu && (i > 0 || di.sm_count <= 256))
-                auto_plan_says(A, cases[i].n, wgmma && cases[i].says_wgmma ? cases[i].says_wgmma : cases[i].says,
-                               name);
+                auto_plan_says(A, cases[i].n, says, name);
             tmat t;
             if (tmat_make(&t, A, SPX_CSR, NULL, name)) {
                 tcase c = case_make(&t, SPX_OP_NONE, types16[d], cases[i].n);

@@ -792,6 +792,32 @@ batch_cut spx__row_batches_cut(spx_ctx *ctx, const cuda_plan *P, const batches_s
     return c;
 }
 
+/* Under ROW_BATCHES_MIN_DENSITY with k >= ROW_BATCHES_MIN_K (smaller k
+ * takes the short-row shape), the batches' usual shape `b` pays where its
+ * blocks make at most ROW_BATCHES_SPARSE_MAX_WAVES waves, or where rows hold
+ * ROW_BATCHES_SPARSE_MIN_AVG entries on average and A at least
+ * ROW_BATCHES_SPARSE_LONG_MIN_DENSITY of its cells; never under
+ * ROW_BATCHES_SPARSE_MIN_DENSITY. H200, generated pruned layers of 128-4096
+ * rows, k = 1024-8192, 0.7-3.5 % of the cells, N = 256-4096, against AUTO
+ * before (merge path, the row kernels' bins, TILED in wide blocks), same
+ * binary: within two waves 1.256x over 147 products on f32 data and 1.275x
+ * on bf16 data, none slower by over 4 %; past two waves, rows of 48 entries
+ * or more at 1.5 % of the cells or more, 1.244x over 68 on f32 data (bf16
+ * data runs the dense path on most of those: 1.005x). Past two waves
+ * shorter rows lost (0.47-0.97x on f32 data: 2048-4096 rows of 7-36
+ * entries), and so did rows of 57 entries at 0.7 % of the cells on bf16 data
+ * (0.75-0.78x). The DLMC 512 x 2048 layer at 2 % (41 entries a row, the
+ * longest 484) went from merge path's 13.6 to 8.2 us at N = 256 and from
+ * 24.1 to 19.0 at N = 1024 (f32); at N = 4096 (7.8 waves) the batches lose
+ * (0.87x). docs/PERFORMANCE.md */
+static bool sparse_batches_pay(spx_ctx *ctx, const cuda_plan *P, const batches_shape *b)
+{
+    const double avg = (double)P->csr.nnz / (double)P->m;
+    return b->density >= ROW_BATCHES_SPARSE_MIN_DENSITY &&
+           (batches_waves(ctx, b) <= ROW_BATCHES_SPARSE_MAX_WAVES ||
+            (avg >= ROW_BATCHES_SPARSE_MIN_AVG && b->density >= ROW_BATCHES_SPARSE_LONG_MIN_DENSITY));
+}
+
 /* AUTO gives every row a team of the row kernels' BATCHES
  * (row_batches_kernel in spmm_rows.cu: a team of 16 lanes a row and 64
  * columns, of 8 lanes with 8 entries a batch, the entries staged 8, 16 or 32
@@ -810,7 +836,9 @@ batch_cut spx__row_batches_cut(spx_ctx *ctx, const cuda_plan *P, const batches_s
  * SM at its narrowest tile, and A holds ROW_BATCHES_MIN_DENSITY of its
  * cells or more, so that the rows of a block share their B row segments in
  * L1 (pruned weights: sparser matrices with long rows, such as bands, meshes
- * and graphs, were not measured); or ROW_BATCHES_SMALL_K <= k <
+ * and graphs, were not measured); or k >= ROW_BATCHES_MIN_K under that
+ * density where few waves or long rows let it (sparse_batches_pay); or
+ * ROW_BATCHES_SMALL_K <= k <
  * ROW_BATCHES_MIN_K, A holds ROW_BATCHES_SHORT_MIN_DENSITY of its cells or
  * more (but under ROW_BATCHES_MIN_DENSITY) in rows of at most
  * ROW_BATCHES_SHORT_ROW_MAX entries (row_batches_pay), and the blocks, of 8
@@ -920,9 +948,9 @@ static bool row_batches_may_pay(spx_ctx *ctx, const cuda_plan *P, batches_shape 
     const bool shape_pays =
         b.short_rows ? b.density >= ROW_BATCHES_SHORT_MIN_DENSITY &&
                            (double)b.blocks <= ROW_BATCHES_SHORT_MAX_BLOCKS_PER_SM * sms
-                     : b.density >= ROW_BATCHES_MIN_DENSITY && (P->k >= ROW_BATCHES_MIN_K ||
-                                                                P->m <= ROW_BATCHES_FEW_ROWS ||
-                                                                (double)tiled_blocks(P) <= sms);
+        : b.density < ROW_BATCHES_MIN_DENSITY
+            ? sparse_batches_pay(ctx, P, &b)
+            : P->k >= ROW_BATCHES_MIN_K || P->m <= ROW_BATCHES_FEW_ROWS || (double)tiled_blocks(P) <= sms;
     return shape_pays && l2 > 0 && b.slice_bytes <= ROW_BATCHES_L2_SHARE * l2;
 }
 
