@@ -794,19 +794,21 @@ batch_cut spx__row_batches_cut(spx_ctx *ctx, const cuda_plan *P, const batches_s
 
 /* Under ROW_BATCHES_MIN_DENSITY with k >= ROW_BATCHES_MIN_K (smaller k
  * takes the short-row shape), the batches' usual shape `b` pays where its
- * blocks make at most ROW_BATCHES_SPARSE_MAX_WAVES waves, or where rows hold
- * ROW_BATCHES_SPARSE_MIN_AVG entries on average and A at least
- * ROW_BATCHES_SPARSE_LONG_MIN_DENSITY of its cells; never under
- * ROW_BATCHES_SPARSE_MIN_DENSITY. H200, generated pruned layers of 128-4096
- * rows, k = 1024-8192, 0.7-3.5 % of the cells, N = 256-4096, against AUTO
- * before (merge path, the row kernels' bins, TILED in wide blocks), same
- * binary: within two waves 1.256x over 147 products on f32 data and 1.275x
- * on bf16 data, none slower by over 4 %; past two waves, rows of 48 entries
- * or more at 1.5 % of the cells or more, 1.244x over 68 on f32 data (bf16
- * data runs the dense path on most of those: 1.005x). Past two waves
- * shorter rows lost (0.47-0.97x on f32 data: 2048-4096 rows of 7-36
- * entries), and so did rows of 57 entries at 0.7 % of the cells on bf16 data
- * (0.75-0.78x). The DLMC 512 x 2048 layer at 2 % (41 entries a row, the
+ * blocks make at most ROW_BATCHES_SPARSE_MAX_WAVES waves, or, on f32 data,
+ * where rows hold ROW_BATCHES_SPARSE_MIN_AVG entries on average and A at
+ * least ROW_BATCHES_SPARSE_LONG_MIN_DENSITY of its cells; never under
+ * ROW_BATCHES_SPARSE_MIN_DENSITY. H200, 64 generated pruned layers of
+ * 128-4096 rows, k = 1024-8192, 0.7-3.5 % of the cells, and the DLMC 98 %
+ * 512 x 2048 layer, at N = 256-4096, against AUTO before (merge path, the
+ * row kernels' bins, TILED in wide blocks; the dense path on bf16 data),
+ * same binary: within two waves 1.256x over 147 products on f32 data and
+ * 1.275x on bf16 data, none slower by over 4 %; past two waves, rows of 48
+ * entries or more at 1 % of the cells or more, 1.228x over 88 on f32 data
+ * (0.97-1.44x), while on bf16 data such rows lost at 0.7 % and 1.5 %
+ * (0.75-0.80x) and ran the dense path from 2.5 %. Past two waves shorter
+ * rows on f32 data went either way at 3.9 and 7.8 waves (0.87-1.31x, 1.02x
+ * in geometric mean over 50) and lost from 15.5 (0.47-1.03x, 0.78x over
+ * 40: 2048-4096 rows of 7-57 entries). The DLMC layer (41 entries a row, the
  * longest 484) went from merge path's 13.6 to 8.2 us at N = 256 and from
  * 24.1 to 19.0 at N = 1024 (f32); at N = 4096 (7.8 waves) the batches lose
  * (0.87x). docs/PERFORMANCE.md */
@@ -815,7 +817,8 @@ static bool sparse_batches_pay(spx_ctx *ctx, const cuda_plan *P, const batches_s
     const double avg = (double)P->csr.nnz / (double)P->m;
     return b->density >= ROW_BATCHES_SPARSE_MIN_DENSITY &&
            (batches_waves(ctx, b) <= ROW_BATCHES_SPARSE_MAX_WAVES ||
-            (avg >= ROW_BATCHES_SPARSE_MIN_AVG && b->density >= ROW_BATCHES_SPARSE_LONG_MIN_DENSITY));
+            (P->dtype == SPX_F32 && avg >= ROW_BATCHES_SPARSE_MIN_AVG &&
+             b->density >= ROW_BATCHES_SPARSE_LONG_MIN_DENSITY));
 }
 
 /* AUTO gives every row a team of the row kernels' BATCHES
