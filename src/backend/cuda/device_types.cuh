@@ -100,6 +100,10 @@ template <bool NC, typename T> __device__ __forceinline__ T load_global(const T 
         return *p;
 }
 
+// The raw vector that moves V values of T in one access (or in 16-byte
+// parts): 16 bytes, or 8 (four 16-bit values).
+template <typename T, int V> using raw_vector = typename std::conditional<V * sizeof(T) >= 16, uint4, uint2>::type;
+
 // Load V elements of T at p into acc-typed registers. V == 1 or V * sizeof(T)
 // == 16 or a multiple (that many 16-byte loads), or 8 (four 16-bit values);
 // p then aligned to 16 bytes (8).
@@ -121,7 +125,7 @@ __device__ __forceinline__ void load_v(const T *__restrict__ p, typename acc_of<
                 out[w * P + t] = part[t];
         }
     } else {
-        typedef typename std::conditional<V * sizeof(T) == 16, uint4, uint2>::type R;
+        typedef raw_vector<T, V> R;
         R raw = load_global<NC>(reinterpret_cast<const R *>(p));
         const T *e = reinterpret_cast<const T *>(&raw);
 #pragma unroll
@@ -175,7 +179,7 @@ __device__ __forceinline__ void store_epilogue(T *p, int count, int step, const 
     typedef typename acc_of<T>::type A;
     static_assert(V == 1 || V * sizeof(T) % 16 == 0 || V * sizeof(T) == 8, "vectors of 8 or 16 bytes");
     if (V > 1 && count == V && step == 1 && vec) {
-        typedef typename std::conditional<V * sizeof(T) >= 16, uint4, uint2>::type R;
+        typedef raw_vector<T, V> R;
         constexpr int P = sizeof(R) / sizeof(T);
 #pragma unroll
         for (int w = 0; w < V / P; w++) {
@@ -346,7 +350,7 @@ __device__ __forceinline__ void fma_rows16(const Src &src, const int (&cj)[U], c
                 for (int t = 0; t < V; t++)
                     acc[t] = fma(vj[u], widen16<E>(bits[u][t], false), acc[t]);
     } else if (count == V) { // two a word, as one vector load gives them
-        typedef typename std::conditional<V * sizeof(E) == 16, uint4, uint2>::type R;
+        typedef raw_vector<E, V> R;
         R raw[U];
 #pragma unroll
         for (int u = 0; u < U; u++) // all U, past nvalid too (see above)
