@@ -805,13 +805,19 @@ static void auto_16bit_shapes(void)
         const char *says;
         const char *says_wgmma; /* where own_gemm_on_wgmma */
         const char *says_sm90;  /* elsewhere on compute capability 9.0 and later */
-    } cases[] = {{512, 512, 1024, 0.97, "all of B's column tile in shared memory",
-                  "spx's own kernel in one launch (wgmma)", "staged 8 at a time"},
-                 {512, 512, 1024, 0.9, "spx's own kernel in one launch", NULL, NULL},
-                 {512, 128, 1024, 0.9, "spx's own kernel in one launch", NULL, NULL},
-                 {512, 512, 4096, 0.9, "GEMM by cuBLASLt", "spx's own kernel in one launch (wgmma)", NULL},
-                 {512, 2048, 256, 0.9, "written out densely", NULL, NULL},
-                 {2048, 512, 4096, 0.98, "written out densely", NULL, NULL}};
+        /* a NULL pins nothing there; nor do GPUs of fewer than min_sms SMs or
+         * more than max_sms (0: no bound) */
+        int min_sms, max_sms;
+    } cases[] = {/* TILED wants every other SM to get a block: 128 blocks */
+                 {512, 512, 1024, 0.97, "all of B's column tile in shared memory",
+                  "spx's own kernel in one launch (wgmma)", "staged 8 at a time", 0, 256},
+                 {512, 512, 1024, 0.9, "spx's own kernel in one launch", NULL, NULL, 0, 0},
+                 {512, 128, 1024, 0.9, "spx's own kernel in one launch", NULL, NULL, 0, 0},
+                 {512, 512, 4096, 0.9, "GEMM by cuBLASLt", "spx's own kernel in one launch (wgmma)", NULL, 0, 0},
+                 {512, 2048, 256, 0.9, "written out densely", NULL, NULL, 0, 0},
+                 {2048, 512, 4096, 0.98, "written out densely", NULL, NULL, 0, 0},
+                 /* the batches' 512 blocks within their 16-bit bound of 8 waves */
+                 {2048, 2048, 512, 0.985, NULL, "the row's entries staged", "the row's entries staged", 64, 0}};
     spx_device_info di;
     memset(&di, 0, sizeof di);
     const bool gpu = g_cuda && spx_ctx_device_info(g_ctx, &di) == SPX_OK, wgmma = own_gemm_on_wgmma();
@@ -826,8 +832,8 @@ static void auto_16bit_shapes(void)
             const char *says = wgmma && cases[i].says_wgmma                        ? cases[i].says_wgmma
                                : !wgmma && cases[i].says_sm90 && di.cc_major >= 9 ? cases[i].says_sm90
                                                                                    : cases[i].says;
-            /* TILED wants every other SM to get a block: 128 blocks */
-            if (A && gpu && (i > 0 || di.sm_count <= 256))
+            if (A && gpu && says && di.sm_count >= cases[i].min_sms &&
+                (!cases[i].max_sms || di.sm_count <= cases[i].max_sms))
                 auto_plan_says(A, cases[i].n, says, name);
             tmat t;
             if (tmat_make(&t, A, SPX_CSR, NULL, name)) {

@@ -794,7 +794,8 @@ batch_cut spx__row_batches_cut(spx_ctx *ctx, const cuda_plan *P, const batches_s
 
 /* Under ROW_BATCHES_MIN_DENSITY with k >= ROW_BATCHES_MIN_K (smaller k
  * takes the short-row shape), the batches' usual shape `b` pays where its
- * blocks make at most ROW_BATCHES_SPARSE_MAX_WAVES waves, or, on f32 data,
+ * blocks make at most ROW_BATCHES_SPARSE_MAX_WAVES waves
+ * (ROW_BATCHES_SPARSE_MAX_WAVES_16BIT on f16 and bf16 data), or, on f32 data,
  * where rows hold ROW_BATCHES_SPARSE_MIN_AVG entries on average and A at
  * least ROW_BATCHES_SPARSE_LONG_MIN_DENSITY of its cells; never under
  * ROW_BATCHES_SPARSE_MIN_DENSITY. H200, 64 generated pruned layers of
@@ -811,12 +812,18 @@ batch_cut spx__row_batches_cut(spx_ctx *ctx, const cuda_plan *P, const batches_s
  * 40: 2048-4096 rows of 7-57 entries). The DLMC layer (41 entries a row, the
  * longest 484) went from merge path's 13.6 to 8.2 us at N = 256 and from
  * 24.1 to 19.0 at N = 1024 (f32); at N = 4096 (7.8 waves) the batches lose
- * (0.87x). docs/PERFORMANCE.md */
+ * (0.87x). On bf16 data the batches past two waves gained at 3.9 and 7.8
+ * waves, in rows of every length: 1.217x over 42 products and 1.089x over
+ * 45 (0.98-1.70x; a second run 1.20x and 1.10x, 0.93-1.72x), f16 data 1.129x
+ * over 24 (0.99-1.64x), and lost from 15.5 (0.95x over 30, 0.75x past).
+ * docs/PERFORMANCE.md */
 static bool sparse_batches_pay(spx_ctx *ctx, const cuda_plan *P, const batches_shape *b)
 {
     const double avg = (double)P->csr.nnz / (double)P->m;
+    const double max_waves =
+        P->dtype == SPX_F32 ? ROW_BATCHES_SPARSE_MAX_WAVES : ROW_BATCHES_SPARSE_MAX_WAVES_16BIT;
     return b->density >= ROW_BATCHES_SPARSE_MIN_DENSITY &&
-           (batches_waves(ctx, b) <= ROW_BATCHES_SPARSE_MAX_WAVES ||
+           (batches_waves(ctx, b) <= max_waves ||
             (P->dtype == SPX_F32 && avg >= ROW_BATCHES_SPARSE_MIN_AVG &&
              b->density >= ROW_BATCHES_SPARSE_LONG_MIN_DENSITY));
 }

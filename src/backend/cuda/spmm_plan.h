@@ -69,12 +69,14 @@
 #define ROW_BATCHES_FEW_ROWS 128
 #define ROW_BATCHES_MIN_DENSITY 0.04
 /* ... or under it, with k >= ROW_BATCHES_MIN_K, where the blocks make at most
- * ROW_BATCHES_SPARSE_MAX_WAVES waves, or, on f32 data, rows hold
+ * ROW_BATCHES_SPARSE_MAX_WAVES waves (ROW_BATCHES_SPARSE_MAX_WAVES_16BIT on
+ * f16 and bf16 data: measured), or, on f32 data, rows hold
  * ROW_BATCHES_SPARSE_MIN_AVG entries on average and A
  * ROW_BATCHES_SPARSE_LONG_MIN_DENSITY of its cells; either way A holds
  * ROW_BATCHES_SPARSE_MIN_DENSITY of its cells (sparse_batches_pay in
  * spmm_plan.c) */
 #define ROW_BATCHES_SPARSE_MAX_WAVES 2.0
+#define ROW_BATCHES_SPARSE_MAX_WAVES_16BIT 8.0
 #define ROW_BATCHES_SPARSE_MIN_AVG 48
 #define ROW_BATCHES_SPARSE_LONG_MIN_DENSITY 0.01
 #define ROW_BATCHES_SPARSE_MIN_DENSITY 0.006
