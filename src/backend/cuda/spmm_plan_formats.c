@@ -564,6 +564,8 @@ bool spx__plan_dense_mma_pays(spx_ctx *ctx, const cuda_plan *P)
                (P->k <= DENSE_MMA_MAX_K ||
                 10 * ((P->m + 63) / 64) * ((P->n + 63) / 64) >= 9 * spx__cuda_sm_count(ctx) ||
                 spx__cuda_dense_wgmma_shape(P->m, P->n, P->k, spx__cuda_sm_count(ctx), rounded).splits > 1);
+#else
+    (void)ctx;
 #endif
     return (t == SPX_BF16 || t == SPX_F16) && P->k <= (rounded ? DENSE_MMA_MAX_K_ROUNDED : DENSE_MMA_MAX_K) &&
            flops <= (rounded ? DENSE_MMA_MAX_FLOPS_ROUNDED : DENSE_MMA_MAX_FLOPS);
