@@ -812,11 +812,13 @@ batch_cut spx__row_batches_cut(spx_ctx *ctx, const cuda_plan *P, const batches_s
  * 40: 2048-4096 rows of 7-57 entries). The DLMC layer (41 entries a row, the
  * longest 484) went from merge path's 13.6 to 8.2 us at N = 256 and from
  * 24.1 to 19.0 at N = 1024 (f32); at N = 4096 (7.8 waves) the batches lose
- * (0.87x). On bf16 data the batches past two waves gained at 3.9 and 7.8
- * waves, in rows of every length: 1.217x over 42 products and 1.089x over
- * 45 (0.98-1.70x; a second run 1.20x and 1.10x, 0.93-1.72x), f16 data 1.129x
- * over 24 (0.99-1.64x), and lost from 15.5 (0.95x over 30, 0.75x past).
- * docs/PERFORMANCE.md */
+ * (0.87x). On 16-bit data the batches past two waves gained at 3.9 and 7.8
+ * waves, in rows of every length, against AUTO before (merge path mostly),
+ * same binary: 1.286x over the 48 bf16 products whose plan changed
+ * (1.01-1.70x), 1.258x over 12 on f16 data (1.11-1.64x); from 15.5 waves
+ * they lost (bf16: 0.95x over 30, 0.75x past). Within the 8 waves the row
+ * kernels (warp_row, SELL) beat them by up to 1.45x on bf16 data, most at
+ * k = 1024, in one run: not yet a rule. docs/PERFORMANCE.md */
 static bool sparse_batches_pay(spx_ctx *ctx, const cuda_plan *P, const batches_shape *b)
 {
     const double avg = (double)P->csr.nnz / (double)P->m;
