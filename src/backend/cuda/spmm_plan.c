@@ -817,8 +817,8 @@ batch_cut spx__row_batches_cut(spx_ctx *ctx, const cuda_plan *P, const batches_s
  * same binary: 1.286x over the 48 bf16 products whose plan changed
  * (1.01-1.70x), 1.258x over 12 on f16 data (1.11-1.64x); from 15.5 waves
  * they lost (bf16: 0.95x over 30, 0.75x past). Within the 8 waves the row
- * kernels (warp_row, SELL) beat them by up to 1.45x on bf16 data, most at
- * k = 1024, in one run: not yet a rule. docs/PERFORMANCE.md */
+ * kernels beat them on bf16 data, most at k = 1024 (forced, one run: SELL
+ * up to 1.43x, warp_row 1.37x): not yet a rule. docs/PERFORMANCE.md */
 static bool sparse_batches_pay(spx_ctx *ctx, const cuda_plan *P, const batches_shape *b)
 {
     const double avg = (double)P->csr.nnz / (double)P->m;
