@@ -32,16 +32,41 @@ static void test_names(void)
     CHECK(spx_dtype_size(SPX_C128) == 16 && spx_dtype_size(SPX_PATTERN) == 0, "sizes");
 }
 
+/* The value of half h from its fields (inf past the largest finite). */
+static float half_value(uint32_t h)
+{
+    const uint32_t e = (h >> 10) & 0x1fu, m = h & 0x3ffu;
+    const float v = e == 0x1f ? INFINITY : e == 0 ? ldexpf((float)m, -24) : ldexpf((float)(1024 + m), (int)e - 25);
+    return h & 0x8000u ? -v : v;
+}
+
 static void test_half(void)
 {
-    /* exhaustive round trip of every finite half */
+    /* every half against its fields, and its round trip */
     for (uint32_t h = 0; h < 0x10000u; h++) {
-        if ((h & 0x7c00u) == 0x7c00u)
-            continue;
         float f = spx__half_to_float((uint16_t)h);
-        CHECK(spx__float_to_half(f) == (uint16_t)h, "half 0x%04x -> %g -> 0x%04x", h, f,
-              spx__float_to_half(f));
+        if ((h & 0x7c00u) == 0x7c00u && (h & 0x3ffu)) {
+            CHECK(isnan(f), "half 0x%04x is nan", h);
+            continue;
+        }
+        CHECK(f == half_value(h) && signbit(f) == signbit(half_value(h)), "half 0x%04x -> %g, not %g", h,
+              f, half_value(h));
+        if ((h & 0x7c00u) != 0x7c00u)
+            CHECK(spx__float_to_half(f) == (uint16_t)h, "half 0x%04x -> %g -> 0x%04x", h, f,
+                  spx__float_to_half(f));
     }
+    /* every rounding boundary, both signs: the midpoint of two neighbours
+     * goes to the even one, a float either side of it to the nearer */
+    for (uint32_t h = 0; h < 0x7c00u; h++)
+        for (uint32_t sign = 0; sign <= 0x8000u; sign += 0x8000u) {
+            const float lo = half_value(sign | h), hi = half_value(sign | (h + 1)),
+                        mid = h + 1 == 0x7c00u ? (sign ? -65520.0f : 65520.0f) : (lo + hi) / 2;
+            const uint16_t even = (uint16_t)(sign | (h & 1u ? h + 1 : h));
+            CHECK(spx__float_to_half(mid) == even, "tie %g -> 0x%04x", mid, spx__float_to_half(mid));
+            CHECK(spx__float_to_half(nextafterf(mid, 0.0f)) == (uint16_t)(sign | h), "below %g", mid);
+            CHECK(spx__float_to_half(nextafterf(mid, sign ? -INFINITY : INFINITY)) == (uint16_t)(sign | (h + 1)),
+                  "above %g", mid);
+        }
     CHECK(spx__float_to_half(65520.0f) == 0x7c00u, "overflow to inf");
     CHECK(spx__float_to_half(1.0f + 0x1p-11f) == 0x3c00u, "tie to even (down)");
     CHECK(spx__float_to_half(1.0f + 3 * 0x1p-11f) == 0x3c02u, "tie to even (up)");
