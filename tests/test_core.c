@@ -68,6 +68,7 @@ static void test_half(void)
                   "above %g", mid);
         }
     CHECK(spx__float_to_half(65520.0f) == 0x7c00u, "overflow to inf");
+    CHECK(spx__float_to_half(-1e30f) == 0xfc00u && spx__float_to_half(INFINITY) == 0x7c00u, "inf");
     CHECK(spx__float_to_half(1.0f + 0x1p-11f) == 0x3c00u, "tie to even (down)");
     CHECK(spx__float_to_half(1.0f + 3 * 0x1p-11f) == 0x3c02u, "tie to even (up)");
     CHECK(spx__half_to_float(0x0001u) == 0x1p-24f, "smallest subnormal");
