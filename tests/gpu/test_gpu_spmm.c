@@ -393,7 +393,7 @@ static void auto_plan_lacks(const spx_matrix *A, int64_t n, const char *text, co
 
 /* Where merge path would cut rows, AUTO keeps them whole (N = 200: two column
  * tiles). Rows of 20-40 entries get a warp each (warp_rows_pay in the CUDA
- * plan: rows of 16-128 entries on average and at most) when those 4000 warps
+ * plan: rows of 12-128 entries on average and at most) when those 4000 warps
  * give every SM 8 to 64 of them. Rows of 100-200 entries get a block of
  * warps each (block_rows_pay: 48 entries or more on average, the longest at
  * most 2.5 times that), at least two since rows of 128 entries or more give
@@ -808,21 +808,32 @@ static void auto_16bit_shapes(void)
         /* a NULL pins nothing there; nor do GPUs of fewer than min_sms SMs or
          * more than max_sms (0: no bound) */
         int min_sms, max_sms;
+        unsigned types; /* bit d: types16[d] */
     } cases[] = {/* TILED wants every other SM to get a block: 128 blocks */
                  {512, 512, 1024, 0.97, "all of B's column tile in shared memory",
-                  "spx's own kernel in one launch (wgmma)", "staged 8 at a time", 0, 256},
-                 {512, 512, 1024, 0.9, "spx's own kernel in one launch", NULL, NULL, 0, 0},
-                 {512, 128, 1024, 0.9, "spx's own kernel in one launch", NULL, NULL, 0, 0},
-                 {512, 512, 4096, 0.9, "GEMM by cuBLASLt", "spx's own kernel in one launch (wgmma)", NULL, 0, 0},
-                 {512, 2048, 256, 0.9, "written out densely", NULL, NULL, 0, 0},
-                 {2048, 512, 4096, 0.98, "written out densely", NULL, NULL, 0, 0},
-                 /* the batches' 512 blocks within their 16-bit bound of 8 waves */
-                 {2048, 2048, 512, 0.985, NULL, "the row's entries staged", "the row's entries staged", 64, 0}};
+                  "spx's own kernel in one launch (wgmma)", "staged 8 at a time", 0, 256, 3},
+                 {512, 512, 1024, 0.9, "spx's own kernel in one launch", NULL, NULL, 0, 0, 3},
+                 {512, 128, 1024, 0.9, "spx's own kernel in one launch", NULL, NULL, 0, 0, 3},
+                 {512, 512, 4096, 0.9, "GEMM by cuBLASLt", "spx's own kernel in one launch (wgmma)", NULL, 0, 0, 3},
+                 {512, 2048, 256, 0.9, "written out densely", NULL, NULL, 0, 0, 3},
+                 {2048, 512, 4096, 0.98, "written out densely", NULL, NULL, 0, 0, 3},
+                 /* the batches' 512 blocks within their 16-bit bound of 8
+                  * waves; rows of 61 entries keep them on bf16 data too up to
+                  * 4 waves (warp_rows_first) */
+                 {2048, 4096, 512, 0.985, NULL, "the row's entries staged", "the row's entries staged", 64, 0, 3},
+                 /* rows of 15 entries: 1024 blocks of the batches on f16 data
+                  * (at most 8 waves from 128 SMs); on bf16 data 8192 warps, a
+                  * warp per row and column tile (8 to 128 an SM), where merge
+                  * path would run anyway or the batches make over 2 waves */
+                 {2048, 1024, 1024, 0.985, NULL, "the row's entries staged", "the row's entries staged", 128, 0, 1},
+                 {2048, 1024, 1024, 0.985, "a warp per row and column tile", NULL, NULL, 64, 255, 2}};
     spx_device_info di;
     memset(&di, 0, sizeof di);
     const bool gpu = g_cuda && spx_ctx_device_info(g_ctx, &di) == SPX_OK, wgmma = own_gemm_on_wgmma();
     for (size_t d = 0; d < 2; d++)
         for (size_t i = 0; i < sizeof cases / sizeof *cases; i++) {
+            if (!(cases[i].types >> d & 1))
+                continue;
             spx_matrix *A = NULL;
             CHECK_OK(g_ctx, spx_gen_pruned(g_ctx, cases[i].m, cases[i].k, cases[i].sparsity, next_seed(),
                                            types16[d], SPX_INDEX_DEFAULT, &A));

@@ -816,9 +816,9 @@ batch_cut spx__row_batches_cut(spx_ctx *ctx, const cuda_plan *P, const batches_s
  * waves, in rows of every length, against AUTO before (merge path mostly),
  * same binary: 1.286x over the 48 bf16 products whose plan changed
  * (1.01-1.70x), 1.258x over 12 on f16 data (1.11-1.64x); from 15.5 waves
- * they lost (bf16: 0.95x over 30, 0.75x past). Within the 8 waves the row
- * kernels beat them on bf16 data, most at k = 1024 (forced, one run: SELL
- * up to 1.43x, warp_row 1.37x): not yet a rule. docs/PERFORMANCE.md */
+ * they lost (bf16: 0.95x over 30, 0.75x past). Within the 8 waves a warp
+ * per row beats them on bf16 data where it pays (warp_rows_first).
+ * docs/PERFORMANCE.md */
 static bool sparse_batches_pay(spx_ctx *ctx, const cuda_plan *P, const batches_shape *b)
 {
     const double avg = (double)P->csr.nnz / (double)P->m;
@@ -1218,24 +1218,57 @@ static int64_t row_tile_warps(const cuda_plan *P)
  * hold WARP_ROWS_MIN_AVG to WARP_ROWS_MAX_ROW entries (enough that a warp's
  * time goes to loads, not to its start and C's write-back; few enough that it
  * takes any row in a few rounds of loads) and those warps give every SM
- * between WARP_ROWS_MIN_PER_SM and 64, one wave: the GPU is then busy without
- * cutting rows, and merge path's cuts would only add its fix-up launch.
+ * between WARP_ROWS_MIN_PER_SM and WARP_ROWS_MAX_PER_SM, one wave (bf16:
+ * below): the GPU is then busy without cutting rows, and merge path's cuts
+ * would only add its fix-up launch.
  * Measured on an H100, f32 (docs/PERFORMANCE.md), on the 11 such products of
  * the benchmark suite: 1.205x (geometric mean); 1.11-1.42x on eight
  * (graphchallenge n1024 at N = 256 0.0117 -> 0.0084 ms, pushpull, bcsstk13
  * at N = 256), equal on two, 0.93x on bcsstk13 at N = 128. Shorter rows
- * (citeseer, ani4, cryg2500 at N = 256) lost 11-23 %. */
+ * (citeseer, ani4, cryg2500 at N = 256) lost 11-23 %; on an H200 ani4 (6.8
+ * entries a row) lost 14-24 % again (f32 and bf16, N = 256-1024), while
+ * generated pruned rows of 14-15 gained 1.24-1.34x over merge path on f32
+ * data (same binary; rows of 7 gained too: WARP_ROWS_MIN_AVG sits between).
+ * Also for bf16 data (H200, same binary): where merge path would run,
+ * 1.08-1.27x on those layers at up to
+ * WARP_ROWS_MAX_PER_SM_BF16 warps an SM, pushpull 1.22x at N = 512 and
+ * 1.22x at 1024; on f32 data from 64 to 128 warps an SM 0.98-1.07x, and
+ * bcsstk13 at N = 1024 lost (0.84x). f16 data lost (0.955x over 17
+ * layers: 0.80x at worst), so it keeps merge path. */
 static bool warp_rows_pay(spx_ctx *ctx, const cuda_plan *P, char *why, size_t whylen)
 {
-    const int64_t warps = row_tile_warps(P);
-    if (P->dtype != SPX_F32 || P->csr.nnz < WARP_ROWS_MIN_AVG * P->m || P->max_row > WARP_ROWS_MAX_ROW ||
-        warps < WARP_ROWS_MIN_PER_SM * spx__cuda_sm_count(ctx) || warps > 64 * spx__cuda_sm_count(ctx))
+    const int64_t warps = row_tile_warps(P), sms = spx__cuda_sm_count(ctx);
+    const int64_t max_per_sm = P->dtype == SPX_BF16 ? WARP_ROWS_MAX_PER_SM_BF16 : WARP_ROWS_MAX_PER_SM;
+    if ((P->dtype != SPX_F32 && P->dtype != SPX_BF16) || P->csr.nnz < WARP_ROWS_MIN_AVG * P->m ||
+        P->max_row > WARP_ROWS_MAX_ROW || warps < WARP_ROWS_MIN_PER_SM * sms || warps > max_per_sm * sms)
         return false;
     snprintf(why, whylen,
-             "a warp per row and column tile (%lld warps, one wave) because rows hold %.1f entries on average "
+             "a warp per row and column tile (%lld warps, %.0f an SM) because rows hold %.1f entries on average "
              "and at most %lld: no row is cut, so merge path's fix-up launch is saved",
-             (long long)warps, (double)P->csr.nnz / (double)P->m, (long long)P->max_row);
+             (long long)warps, (double)warps / (double)sms, (double)P->csr.nnz / (double)P->m,
+             (long long)P->max_row);
     return true;
+}
+
+/* On bf16 data, where the batches would take a sparse A (sparse_batches_pay)
+ * in more than ROW_BATCHES_SPARSE_MAX_WAVES waves, the row kernels at a warp
+ * per row come first where AUTO would take them (merge path's place and
+ * warp_rows_pay; not where TILED pays, which comes first), unless rows hold
+ * ROW_BATCHES_SPARSE_MIN_AVG entries or more on average and the batches
+ * make at most WARP_ROWS_LONG_BATCHES_MAX_WAVES waves. H200, same binary,
+ * 27 generated pruned layers (512-4096 rows, k = 1024-4096, 97.5-99.3 %
+ * sparse) at N = 256-2048: at 3.9 waves a warp per row gained 1.08-1.15x
+ * on rows of 14-15 entries, 1.02-1.05x on 29-31, and lost 0.94-0.99x on 61;
+ * at 7.8 waves it gained 1.15-1.35x on rows of every length. f16 data lost
+ * (warp_rows_pay). docs/PERFORMANCE.md */
+static bool warp_rows_first(spx_ctx *ctx, const cuda_plan *P, const batches_shape *b, bool tiled)
+{
+    char why[512];
+    const double waves = batches_waves(ctx, b), avg = (double)P->csr.nnz / (double)P->m;
+    return P->dtype == SPX_BF16 && !tiled && !b->short_rows && b->density < ROW_BATCHES_MIN_DENSITY &&
+           waves > ROW_BATCHES_SPARSE_MAX_WAVES &&
+           (avg < ROW_BATCHES_SPARSE_MIN_AVG || waves > WARP_ROWS_LONG_BATCHES_MAX_WAVES) &&
+           merge_pays(ctx, P, why, sizeof why) && warp_rows_pay(ctx, P, why, sizeof why);
 }
 
 /* Where merge path would be taken and a warp per row does not pay, AUTO
@@ -1948,7 +1981,7 @@ spx_status spx__cuda_spmm_plan_create(spx_ctx *ctx, const spx_spmm_args *a, void
                 break;
             binned = true;
             bool taken = false;
-            if (row_batches_pay(P, &batches) &&
+            if (row_batches_pay(P, &batches) && !warp_rows_first(ctx, P, &batches, tiled) &&
                 ((s = take_row_batches(ctx, P, &batches, false, why, sizeof why, &taken)) || taken))
                 break;
         }
