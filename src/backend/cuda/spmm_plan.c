@@ -1232,8 +1232,8 @@ static int64_t row_tile_warps(const cuda_plan *P)
  * Also for bf16 data (H200, same binary): where merge path would run,
  * 1.08-1.27x on those layers at up to WARP_ROWS_MAX_PER_SM_BF16 warps an
  * SM, pushpull 1.22x at N = 512 and 1024; on f32 data from 64 to 128 warps
- * an SM 0.98-1.07x, and bcsstk13 at N = 1024 lost (0.84x). f16 data lost (0.955x over 17
- * products: 0.80x at worst), so it keeps merge path. */
+ * an SM 0.98-1.07x, and bcsstk13 at N = 1024 lost (0.84x). f16 data lost
+ * (0.955x over 17 products: 0.80x at worst), so it keeps merge path. */
 static bool warp_rows_pay(spx_ctx *ctx, const cuda_plan *P, char *why, size_t whylen)
 {
     const int64_t warps = row_tile_warps(P), sms = spx__cuda_sm_count(ctx);
