@@ -363,24 +363,24 @@ static spx_matrix *one_long_row(int64_t rows, int64_t cols, int64_t len, int64_t
     return build_csr(rows, cols, lens, SPX_INDEX_I32);
 }
 
-/* Fails unless AUTO's plan for A at N (op N, A's value type, the given
- * precision) says `says` (or, with want false, does not). */
-static void plan_mentions(const spx_matrix *A, int64_t n, spx_precision precision, const char *says, bool want,
-                          const char *name)
+/* Fails unless the plan of `alg` for A at N (op N, A's value type, the
+ * given precision) says `says` (or, with want false, does not). */
+static void plan_mentions(const spx_matrix *A, int64_t n, spx_spmm_alg alg, spx_precision precision,
+                          const char *says, bool want, const char *name)
 {
     spx_spmm_plan *plan = NULL;
     spx_matrix_info info;
-    spx_spmm_options opts = {.alg = SPX_SPMM_AUTO, .precision = precision};
+    spx_spmm_options opts = {.alg = alg, .precision = precision};
     CHECK_OK(g_ctx, spx_matrix_info_get(A, &info));
     CHECK_OK(g_ctx, spx_spmm_plan_create(g_ctx, SPX_OP_NONE, A, n, info.dtype, &opts, &plan));
     if (plan && (strstr(spx_spmm_plan_explain(plan), says) != NULL) != want)
-        TFAIL("%s: AUTO's plan at precision %s %s \"%s\": %s", name, spx_precision_name(precision),
-              want ? "does not say" : "says", says, spx_spmm_plan_explain(plan));
+        TFAIL("%s: %s's plan at precision %s %s \"%s\": %s", name, spx_spmm_alg_name(alg),
+              spx_precision_name(precision), want ? "does not say" : "says", says, spx_spmm_plan_explain(plan));
     spx_spmm_plan_destroy(plan);
 }
 static void auto_plan_mentions(const spx_matrix *A, int64_t n, const char *says, bool want, const char *name)
 {
-    plan_mentions(A, n, SPX_PRECISION_EXACT, says, want, name);
+    plan_mentions(A, n, SPX_SPMM_AUTO, SPX_PRECISION_EXACT, says, want, name);
 }
 static void auto_plan_says(const spx_matrix *A, int64_t n, const char *says, const char *name)
 {
@@ -424,6 +424,19 @@ static void whole_rows_shapes(void)
      * the runs walk the sorted row list), at N = 130 (two column tiles,
      * 16-byte rows: 60000 warps, four waves of 64 per SM up to 234 SMs) and
      * N = 250 (rows off 16 bytes: spread lanes). */
+    /* Merge path keeps rows whole by raising its items a warp to twice the
+     * longest row where that is at most twice an equal share (prepare_merge
+     * in the CUDA plan): 48 rows an SM of 20 entries at N = 256 in f32 (two
+     * column tiles) make an equal share of 32 items on any GPU; rows of 21
+     * items then move warp starts by up to 20 entries, over half the share,
+     * so the share is raised to 40. */
+    static const int64_t n_raised[] = {256};
+    A = gpu ? build_random_rows(48 * (int64_t)di.sm_count, 2000, 20, 20, 1, SPX_INDEX_I32) : NULL;
+    if (A) {
+        plan_mentions(A, 256, SPX_SPMM_MERGE_PATH, SPX_PRECISION_EXACT, "40 rows + entries each, twice the longest "
+                      "row (an equal share is 32) (moved to row starts", true, "rows of 20, 48 an SM");
+        shape_matrix(A, "rows of 20, 48 an SM", SPX_CSR, NULL, n_raised, 1);
+    }
     static const int64_t n_runs[] = {130, 250};
     A = build_random_rows(120000, 50000, 1, 12, 3, SPX_INDEX_I32);
     if (A && gpu && 60000 >= 4 * 64 * di.sm_count) {
@@ -738,8 +751,8 @@ static void whole_rows_shapes(void)
         /* the same at the tensor-core precisions, where the dense path does
          * not pay (nnz x N = 1.1e7), B read as given */
         for (spx_precision p = SPX_PRECISION_TF32; p <= SPX_PRECISION_F16; p++) {
-            plan_mentions(A, 2048, p, "staged 8 at a time in shared memory", true, "pruned 512x512 at 98 % at N = 2048");
-            plan_mentions(A, 2048, p, "operands as given (not rounded)", true, "pruned 512x512 at 98 % at N = 2048");
+            plan_mentions(A, 2048, SPX_SPMM_AUTO, p, "staged 8 at a time in shared memory", true, "pruned 512x512 at 98 % at N = 2048");
+            plan_mentions(A, 2048, SPX_SPMM_AUTO, p, "operands as given (not rounded)", true, "pruned 512x512 at 98 % at N = 2048");
         }
     }
     static const int64_t n_short_rows[] = {2048, 2051};

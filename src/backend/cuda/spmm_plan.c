@@ -279,11 +279,12 @@ static spx_status sort_rows(spx_ctx *ctx, cuda_plan *P, const unsigned char *key
     return s;
 }
 
-/* Bins of every row and the rows grouped by bin (rows_sorted). When one bin
- * holds every row, the grouping is the identity: rows_sorted is NULL and
- * the kernels read row numbers from their slots (one dependent load less per
- * row, no sort at plan time). */
-static spx_status build_bins(spx_ctx *ctx, cuda_plan *P, const int64_t bounds[4])
+/* Bins of every row and, with group_rows, the rows grouped by bin
+ * (rows_sorted). When one bin holds every row, the grouping is the identity:
+ * rows_sorted is NULL and the kernels read row numbers from their slots (one
+ * dependent load less per row, no sort at plan time). Merge path reads only
+ * the statistics and leaves the rows ungrouped. */
+static spx_status build_bins(spx_ctx *ctx, cuda_plan *P, const int64_t bounds[4], bool group_rows)
 {
     unsigned char *bin = NULL;
     unsigned long long host_counts[2 * NBINS + 1];
@@ -299,7 +300,7 @@ static spx_status build_bins(spx_ctx *ctx, cuda_plan *P, const int64_t bounds[4]
         offset += P->bins[b].nrows;
         used += P->bins[b].nrows > 0;
     }
-    if (used > 1)
+    if (used > 1 && group_rows)
         s = sort_rows(ctx, P, bin, 4);
     else
         P->rows_sorted = NULL; /* 0, 1, ... (a list from an earlier build would be stale) */
@@ -1448,14 +1449,20 @@ static spx_status run_partition(spx_ctx *ctx, cuda_plan *P, int aligned, unsigne
 
 /* The merge partition. Warp starts move back to row starts (no row is cut:
  * no carries, no fix-up launch) when that moves no start by more than half a
- * warp's share, i.e. no warp gets more than 1.5 times its items; otherwise
- * rows are cut where the equal shares fall. Where a cut row reaches more than
- * MERGE_FIXUP_SERIAL warps past its first, pieces are added in groups of
- * about the square root of that most (every row cut into more pieces than a
- * group), so that no warp of the fix-up adds more than about that many. */
+ * warp's share, i.e. no warp gets more than 1.5 times its items. Where they
+ * would move further but the longest row is at most a share, the share is
+ * raised to twice the longest row, which keeps every row whole with at least
+ * half the warps: on an H200 the carries cost more than those warps (26
+ * products of pruned layers and meshes, f32 and 16-bit data: 0.98-1.91x,
+ * docs/PERFORMANCE.md). Otherwise rows are cut where the equal shares fall.
+ * Where a cut row reaches more than MERGE_FIXUP_SERIAL warps past its first,
+ * pieces are added in groups of about the square root of that most (every
+ * row cut into more pieces than a group), so that no warp of the fix-up adds
+ * more than about that many. */
 static spx_status prepare_merge(spx_ctx *ctx, cuda_plan *P)
 {
     P->mp_items = merge_items(ctx, P);
+    P->mp_share = 0;
     P->mp_nwarps = (P->m + P->csr.nnz + P->mp_items - 1) / P->mp_items;
     if (P->mp_nwarps < 1)
         P->mp_nwarps = 1;
@@ -1469,6 +1476,14 @@ static spx_status prepare_merge(spx_ctx *ctx, cuda_plan *P)
         (s = run_partition(ctx, P, 1, dev_longest, &longest)))
         goto done;
     P->mp_row_aligned = 2 * longest <= P->mp_items;
+    if (!P->mp_row_aligned && P->max_row <= P->mp_items) {
+        P->mp_share = P->mp_items;
+        P->mp_items = 2 * P->max_row; /* no start then moves by more than half a share */
+        P->mp_nwarps = (P->m + P->csr.nnz + P->mp_items - 1) / P->mp_items;
+        if ((s = run_partition(ctx, P, 1, dev_longest, &longest)))
+            goto done;
+        P->mp_row_aligned = 2 * longest <= P->mp_items;
+    }
     if (!P->mp_row_aligned && !(s = run_partition(ctx, P, 0, dev_longest, &longest)) &&
         longest > MERGE_FIXUP_SERIAL)
         for (P->mp_group = 1; P->mp_group * P->mp_group < longest; P->mp_group++)
@@ -1802,7 +1817,7 @@ static spx_status prepare_slabs(spx_ctx *ctx, cuda_plan *P, int slabs, int64_t p
                              "slab offsets")) ||
         (s = spx__cuda_check(ctx, spx__cuda_slab_starts(&P->csr, slabs, P->slab_starts, spx__cuda(ctx)->stream),
                              "slab_starts kernel")) ||
-        (s = build_bins(ctx, P, bounds))) /* on the same stream, which it waits for */
+        (s = build_bins(ctx, P, bounds, true))) /* on the same stream, which it waits for */
         return s;
     choose_bin_kernels(ctx, P);
     return SPX_OK;
@@ -1898,8 +1913,8 @@ spx_status spx__cuda_spmm_plan_create(spx_ctx *ctx, const spx_spmm_args *a, void
         break;
     case SPX_SPMM_OUTER: s = spx__plan_prepare_outer(ctx, P, A); break;
     case SPX_SPMM_GATHER_TC: s = spx__plan_prepare_gather(ctx, P, A, why, sizeof why); break;
-    case SPX_SPMM_MERGE_PATH:
-        if (!(s = prepare_csr(ctx, P, A, &P->csr)))
+    case SPX_SPMM_MERGE_PATH: /* the rows' statistics as AUTO has them (merge_items, prepare_merge) */
+        if (!(s = prepare_csr(ctx, P, A, &P->csr)) && !(s = build_bins(ctx, P, bounds, false)))
             s = prepare_merge(ctx, P);
         break;
     case SPX_SPMM_TILED:
@@ -1916,7 +1931,7 @@ spx_status spx__cuda_spmm_plan_create(spx_ctx *ctx, const spx_spmm_args *a, void
                           spx_dtype_name(P->dtype));
             break;
         }
-        if ((s = prepare_csr(ctx, P, A, &P->csr)) || (s = build_bins(ctx, P, bounds)))
+        if ((s = prepare_csr(ctx, P, A, &P->csr)) || (s = build_bins(ctx, P, bounds, true)))
             break;
         if (P->m > 0) {
             const batches_shape b = spx__batches_shape_of(ctx, P, P->m);
@@ -1976,7 +1991,7 @@ spx_status spx__cuda_spmm_plan_create(spx_ctx *ctx, const spx_spmm_args *a, void
         if (P->alg == SPX_SPMM_AUTO && !(opts.panel_cols > 0 && opts.panel_cols < P->n) &&
             row_batches_may_pay(ctx, P, &batches)) {
             /* the longest row is known once the bins are built */
-            if ((s = build_bins(ctx, P, bounds)))
+            if ((s = build_bins(ctx, P, bounds, true)))
                 break;
             binned = true;
             bool taken = false;
@@ -2002,7 +2017,7 @@ spx_status spx__cuda_spmm_plan_create(spx_ctx *ctx, const spx_spmm_args *a, void
                 s = prepare_slabs(ctx, P, slabs, opts.panel_cols, bounds);
             break;
         }
-        if (!binned && (s = build_bins(ctx, P, bounds)))
+        if (!binned && (s = build_bins(ctx, P, bounds, true)))
             break;
         if (P->alg == SPX_SPMM_AUTO && merge_pays(ctx, P, why, sizeof why)) {
             P->row_warps = warp_rows_pay(ctx, P, why, sizeof why) ? 1 : block_rows_pay(ctx, P, why, sizeof why);
@@ -2115,10 +2130,15 @@ spx_status spx__cuda_spmm_plan_create(spx_ctx *ctx, const spx_spmm_args *a, void
                             opts.alg == SPX_SPMM_AUTO ? "automatic choice for every row"
                                                       : "algorithm forced for every row",
                             spx_spmm_alg_name(P->alg), why[0] ? "; " : "", why);
-            if (P->alg == SPX_SPMM_MERGE_PATH && len < (int)cap)
-                len += snprintf(txt + len, cap - (size_t)len, "  %lld warps per column tile, %lld rows + entries each%s\n",
-                                (long long)P->mp_nwarps, (long long)P->mp_items,
+            if (P->alg == SPX_SPMM_MERGE_PATH && len < (int)cap) {
+                char raised[96] = "";
+                if (P->mp_share)
+                    snprintf(raised, sizeof raised, ", twice the longest row (an equal share is %lld)",
+                             (long long)P->mp_share);
+                len += snprintf(txt + len, cap - (size_t)len, "  %lld warps per column tile, %lld rows + entries each%s%s\n",
+                                (long long)P->mp_nwarps, (long long)P->mp_items, raised,
                                 P->mp_row_aligned ? " (moved to row starts: no row is cut, no fix-up)" : "");
+            }
             if (P->mp_group && len < (int)cap)
                 snprintf(txt + len, cap - (size_t)len,
                          "  the fix-up adds rows cut into more than %lld pieces in groups of %lld first\n",

@@ -222,6 +222,7 @@ typedef struct cuda_plan {
     unsigned long long diagonal[2 * SPX_CUDA_DIAGONAL_BUCKETS + 1]; /* op(A)'s diagonal profile
                                    (spx__cuda_diagonal_profile; diagonal_profile in spmm_plan.c) */
     int64_t mp_items, mp_nwarps; /* merge path: items (rows + entries) per warp, warps per column tile */
+    int64_t mp_share;            /* merge path: the equal share mp_items was raised from (0: not raised) */
     int64_t *mp_row, *mp_nnz;
     int mp_row_aligned; /* merge path: warps start at row starts (no carries) */
     int64_t mp_group;   /* merge path: pieces per first-level group of the fix-up (0: one level) */
