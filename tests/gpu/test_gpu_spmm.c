@@ -836,10 +836,12 @@ static void auto_16bit_shapes(void)
                  {2048, 4096, 512, 0.985, NULL, "the row's entries staged", "the row's entries staged", 64, 0, 3},
                  /* rows of 15 entries: 1024 blocks of the batches on f16 data
                   * (at most 8 waves from 128 SMs); on bf16 data 8192 warps, a
-                  * warp per row and column tile (8 to 128 an SM), where merge
-                  * path would run anyway or the batches make over 2 waves */
+                  * warp per row and column tile (8 to 64 an SM, or to 128
+                  * where merge path's share, 2094 / SMs items, falls under the
+                  * longest row, about 29 entries), where merge path would run
+                  * anyway or the batches make over 2 waves */
                  {2048, 1024, 1024, 0.985, NULL, "the row's entries staged", "the row's entries staged", 128, 0, 1},
-                 {2048, 1024, 1024, 0.985, "a warp per row and column tile", NULL, NULL, 64, 255, 2}};
+                 {2048, 1024, 1024, 0.985, "a warp per row and column tile", NULL, NULL, 96, 255, 2}};
     spx_device_info di;
     memset(&di, 0, sizeof di);
     const bool gpu = g_cuda && spx_ctx_device_info(g_ctx, &di) == SPX_OK, wgmma = own_gemm_on_wgmma();

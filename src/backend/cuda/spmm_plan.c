@@ -1234,13 +1234,23 @@ static int64_t row_tile_warps(const cuda_plan *P)
  * 1.08-1.27x on those layers at up to WARP_ROWS_MAX_PER_SM_BF16 warps an
  * SM, pushpull 1.22x at N = 512 and 1024; on f32 data from 64 to 128 warps
  * an SM 0.98-1.07x, and bcsstk13 at N = 1024 lost (0.84x). f16 data lost
- * (0.955x over 17 products: 0.80x at worst), so it keeps merge path. */
+ * (0.955x over 17 products: 0.80x at worst), so it keeps merge path. Past
+ * WARP_ROWS_MAX_PER_SM, bf16 rows take a warp each only where merge path
+ * may cut them (the longest row over its share, prepare_merge): where it
+ * keeps them whole, it was 1.02-1.18x faster on 10 of those layers at 124
+ * warps an SM, while pushpull, whose rows it cuts, kept 1.22x. */
+static bool warp_rows_fit(spx_ctx *ctx, const cuda_plan *P, int64_t max_per_sm)
+{
+    const int64_t warps = row_tile_warps(P), sms = spx__cuda_sm_count(ctx);
+    return (P->dtype == SPX_F32 || P->dtype == SPX_BF16) && P->csr.nnz >= WARP_ROWS_MIN_AVG * P->m &&
+           P->max_row <= WARP_ROWS_MAX_ROW && warps >= WARP_ROWS_MIN_PER_SM * sms && warps <= max_per_sm * sms;
+}
 static bool warp_rows_pay(spx_ctx *ctx, const cuda_plan *P, char *why, size_t whylen)
 {
     const int64_t warps = row_tile_warps(P), sms = spx__cuda_sm_count(ctx);
-    const int64_t max_per_sm = P->dtype == SPX_BF16 ? WARP_ROWS_MAX_PER_SM_BF16 : WARP_ROWS_MAX_PER_SM;
-    if ((P->dtype != SPX_F32 && P->dtype != SPX_BF16) || P->csr.nnz < WARP_ROWS_MIN_AVG * P->m ||
-        P->max_row > WARP_ROWS_MAX_ROW || warps < WARP_ROWS_MIN_PER_SM * sms || warps > max_per_sm * sms)
+    const bool merge_cuts = P->max_row > merge_items(ctx, P);
+    const int64_t max_per_sm = P->dtype == SPX_BF16 && merge_cuts ? WARP_ROWS_MAX_PER_SM_BF16 : WARP_ROWS_MAX_PER_SM;
+    if (!warp_rows_fit(ctx, P, max_per_sm))
         return false;
     snprintf(why, whylen,
              "a warp per row and column tile (%lld warps, %.0f an SM) because rows hold %.1f entries on average "
@@ -1251,16 +1261,18 @@ static bool warp_rows_pay(spx_ctx *ctx, const cuda_plan *P, char *why, size_t wh
 }
 
 /* On bf16 data, where the batches would take a sparse A (sparse_batches_pay)
- * in more than ROW_BATCHES_SPARSE_MAX_WAVES waves, the row kernels at a warp
- * per row come first where AUTO would take them (merge path's place and
- * warp_rows_pay; not where TILED pays, which comes first), unless rows hold
+ * in more than ROW_BATCHES_SPARSE_MAX_WAVES waves, merge path's place comes
+ * first (not where TILED pays, which comes first) where merge path pays and
+ * rows fit a warp each at up to WARP_ROWS_MAX_PER_SM_BF16 an SM (there
+ * warp_rows_pay picks between the two), unless rows hold
  * ROW_BATCHES_SPARSE_MIN_AVG entries or more on average and the batches
  * make at most WARP_ROWS_LONG_BATCHES_MAX_WAVES waves. H200, same binary,
  * 27 generated pruned layers (512-4096 rows, k = 1024-4096, 97.5-99.3 %
  * sparse) at N = 256-2048: at 3.9 waves a warp per row gained 1.08-1.15x
  * on rows of 14-15 entries, 1.02-1.05x on 29-31, and lost 0.94-0.99x on 61;
- * at 7.8 waves it gained 1.15-1.35x on rows of every length. f16 data lost
- * (warp_rows_pay). docs/PERFORMANCE.md */
+ * at 7.8 waves it gained 1.15-1.35x on rows of every length (past 64 warps
+ * an SM merge path, keeping rows whole, later gained on that: warp_rows_pay).
+ * f16 data lost (warp_rows_pay). docs/PERFORMANCE.md */
 static bool warp_rows_first(spx_ctx *ctx, const cuda_plan *P, const batches_shape *b, bool tiled)
 {
     char why[512];
@@ -1268,7 +1280,7 @@ static bool warp_rows_first(spx_ctx *ctx, const cuda_plan *P, const batches_shap
     return P->dtype == SPX_BF16 && !tiled && !b->short_rows && b->density < ROW_BATCHES_MIN_DENSITY &&
            waves > ROW_BATCHES_SPARSE_MAX_WAVES &&
            (avg < ROW_BATCHES_SPARSE_MIN_AVG || waves > WARP_ROWS_LONG_BATCHES_MAX_WAVES) &&
-           merge_pays(ctx, P, why, sizeof why) && warp_rows_pay(ctx, P, why, sizeof why);
+           merge_pays(ctx, P, why, sizeof why) && warp_rows_fit(ctx, P, WARP_ROWS_MAX_PER_SM_BF16);
 }
 
 /* Where merge path would be taken and a warp per row does not pay, AUTO

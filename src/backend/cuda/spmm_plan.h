@@ -29,7 +29,8 @@
  * spmm_plan.c), for f32 and bf16 data, when rows hold at least
  * WARP_ROWS_MIN_AVG entries on average and at most WARP_ROWS_MAX_ROW, and
  * those warps give every SM at least WARP_ROWS_MIN_PER_SM and at most
- * WARP_ROWS_MAX_PER_SM (one wave; WARP_ROWS_MAX_PER_SM_BF16 on bf16 data);
+ * WARP_ROWS_MAX_PER_SM (one wave; WARP_ROWS_MAX_PER_SM_BF16 on bf16 data
+ * where merge path may cut rows);
  * on bf16 data also in place of the batches past their two waves
  * (warp_rows_first), unless rows hold ROW_BATCHES_SPARSE_MIN_AVG entries or
  * more and the batches make at most WARP_ROWS_LONG_BATCHES_MAX_WAVES */
