@@ -418,12 +418,6 @@ static void whole_rows_shapes(void)
             auto_plan_says(A, 200, "warps per row and column tile", name);
         shape_matrix(A, name, SPX_CSR, NULL, n_two_tiles, 1);
     }
-    /* Short rows that fill the GPU four times over with warps taking 4
-     * adjacent rows each (row_runs_pay in the CUDA plan: rows of at most 32
-     * entries): 120000 rows of 1-12 entries, two in three empty (two bins:
-     * the runs walk the sorted row list), at N = 130 (two column tiles,
-     * 16-byte rows: 60000 warps, four waves of 64 per SM up to 234 SMs) and
-     * N = 250 (rows off 16 bytes: spread lanes). */
     /* Merge path keeps rows whole by raising its items a warp to twice the
      * longest row where that is at most twice an equal share (prepare_merge
      * in the CUDA plan): 48 rows an SM of 20 entries at N = 256 in f32 (two
@@ -437,6 +431,12 @@ static void whole_rows_shapes(void)
                       "row (an equal share is 32) (moved to row starts", true, "rows of 20, 48 an SM");
         shape_matrix(A, "rows of 20, 48 an SM", SPX_CSR, NULL, n_raised, 1);
     }
+    /* Short rows that fill the GPU four times over with warps taking 4
+     * adjacent rows each (row_runs_pay in the CUDA plan: rows of at most 32
+     * entries): 120000 rows of 1-12 entries, two in three empty (two bins:
+     * the runs walk the sorted row list), at N = 130 (two column tiles,
+     * 16-byte rows: 60000 warps, four waves of 64 per SM up to 234 SMs) and
+     * N = 250 (rows off 16 bytes: spread lanes). */
     static const int64_t n_runs[] = {130, 250};
     A = build_random_rows(120000, 50000, 1, 12, 3, SPX_INDEX_I32);
     if (A && gpu && 60000 >= 4 * 64 * di.sm_count) {
@@ -751,8 +751,10 @@ static void whole_rows_shapes(void)
         /* the same at the tensor-core precisions, where the dense path does
          * not pay (nnz x N = 1.1e7), B read as given */
         for (spx_precision p = SPX_PRECISION_TF32; p <= SPX_PRECISION_F16; p++) {
-            plan_mentions(A, 2048, SPX_SPMM_AUTO, p, "staged 8 at a time in shared memory", true, "pruned 512x512 at 98 % at N = 2048");
-            plan_mentions(A, 2048, SPX_SPMM_AUTO, p, "operands as given (not rounded)", true, "pruned 512x512 at 98 % at N = 2048");
+            plan_mentions(A, 2048, SPX_SPMM_AUTO, p, "staged 8 at a time in shared memory", true,
+                          "pruned 512x512 at 98 % at N = 2048");
+            plan_mentions(A, 2048, SPX_SPMM_AUTO, p, "operands as given (not rounded)", true,
+                          "pruned 512x512 at 98 % at N = 2048");
         }
     }
     static const int64_t n_short_rows[] = {2048, 2051};

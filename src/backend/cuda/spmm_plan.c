@@ -2147,7 +2147,8 @@ spx_status spx__cuda_spmm_plan_create(spx_ctx *ctx, const spx_spmm_args *a, void
                 if (P->mp_share)
                     snprintf(raised, sizeof raised, ", twice the longest row (an equal share is %lld)",
                              (long long)P->mp_share);
-                len += snprintf(txt + len, cap - (size_t)len, "  %lld warps per column tile, %lld rows + entries each%s%s\n",
+                len += snprintf(txt + len, cap - (size_t)len,
+                                "  %lld warps per column tile, %lld rows + entries each%s%s\n",
                                 (long long)P->mp_nwarps, (long long)P->mp_items, raised,
                                 P->mp_row_aligned ? " (moved to row starts: no row is cut, no fix-up)" : "");
             }
