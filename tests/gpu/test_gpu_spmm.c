@@ -811,6 +811,19 @@ static void whole_rows_shapes(void)
  * would need chunks of k at this density, takes the dense path from nnz x N
  * = 2.7e7; a 2048 x 512 one at 98 % sparsity takes it at N = 4096 (16-bit
  * GEMMs from 1/64 of the cells). Every plan's result is checked too. */
+/* AUTO's product of A (of type t, destroyed) checked at N = n. */
+static void auto_16bit_check(spx_matrix *A, spx_dtype t, int64_t n, const char *name)
+{
+    tmat m;
+    if (tmat_make(&m, A, SPX_CSR, NULL, name)) {
+        tcase c = case_make(&m, SPX_OP_NONE, t, n);
+        c.algs = 1u << SPX_SPMM_AUTO;
+        case_plan_runs(&c);
+        run_case(&c, 0);
+    }
+    tmat_free(&m);
+}
+
 static void auto_16bit_shapes(void)
 {
     static const spx_dtype types16[] = {SPX_F16, SPX_BF16};
@@ -834,7 +847,7 @@ static void auto_16bit_shapes(void)
                  {2048, 512, 4096, 0.98, "written out densely", NULL, NULL, 0, 0, 3},
                  /* the batches' 512 blocks within their 16-bit bound of 8
                   * waves; rows of 61 entries keep them on bf16 data too up to
-                  * 4 waves (warp_rows_first) */
+                  * 4 waves (merge_place_first) */
                  {2048, 4096, 512, 0.985, NULL, "the row's entries staged", "the row's entries staged", 64, 0, 3},
                  /* rows of 15 entries: 1024 blocks of the batches on f16 data
                   * (at most 8 waves from 128 SMs); on bf16 data 8192 warps, a
@@ -843,7 +856,10 @@ static void auto_16bit_shapes(void)
                   * longest row, about 29 entries), where merge path would run
                   * anyway or the batches make over 2 waves */
                  {2048, 1024, 1024, 0.985, NULL, "the row's entries staged", "the row's entries staged", 128, 0, 1},
-                 {2048, 1024, 1024, 0.985, "a warp per row and column tile", NULL, NULL, 96, 255, 2}};
+                 {2048, 1024, 1024, 0.985, "a warp per row and column tile", NULL, NULL, 96, 255, 2},
+                 /* rows of 7 entries: merge path rather than the batches'
+                  * 1024 blocks (over 2 waves below 256 SMs; merge_place_first) */
+                 {2048, 1024, 1024, 0.993, "merge_path", NULL, NULL, 96, 255, 3}};
     spx_device_info di;
     memset(&di, 0, sizeof di);
     const bool gpu = g_cuda && spx_ctx_device_info(g_ctx, &di) == SPX_OK, wgmma = own_gemm_on_wgmma();
@@ -863,15 +879,20 @@ static void auto_16bit_shapes(void)
             if (A && gpu && says && di.sm_count >= cases[i].min_sms &&
                 (!cases[i].max_sms || di.sm_count <= cases[i].max_sms))
                 auto_plan_says(A, cases[i].n, says, name);
-            tmat t;
-            if (tmat_make(&t, A, SPX_CSR, NULL, name)) {
-                tcase c = case_make(&t, SPX_OP_NONE, types16[d], cases[i].n);
-                c.algs = 1u << SPX_SPMM_AUTO;
-                case_plan_runs(&c);
-                run_case(&c, 0);
-            }
-            tmat_free(&t);
+            auto_16bit_check(A, types16[d], cases[i].n, name);
         }
+    /* k not whole 16-byte vectors of 16-bit values: cuBLASLt's GEMM (past
+     * the own GEMM's flops) ran 4-5x slower, so a 2048 x 2003 layer at 2 %
+     * of the cells keeps to the sparse kernels at N = 1024 (dense_pays) */
+    for (size_t d = 0; d < 2; d++) {
+        spx_matrix *A = NULL;
+        CHECK_OK(g_ctx, spx_gen_pruned(g_ctx, 2048, 2003, 0.979, next_seed(), types16[d], SPX_INDEX_DEFAULT, &A));
+        char name[80];
+        snprintf(name, sizeof name, "pruned 2048x2003 (0.979 sparse) %s N=1024", spx_dtype_name(types16[d]));
+        if (A && gpu)
+            auto_plan_lacks(A, 1024, "written out densely", name);
+        auto_16bit_check(A, types16[d], 1024, name);
+    }
 }
 
 /* Slabs of A's columns (spx_spmm_options.k_slabs) asked of AUTO and the row

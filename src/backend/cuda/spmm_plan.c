@@ -818,7 +818,7 @@ batch_cut spx__row_batches_cut(spx_ctx *ctx, const cuda_plan *P, const batches_s
  * same binary: 1.286x over the 48 bf16 products whose plan changed
  * (1.01-1.70x), 1.258x over 12 on f16 data (1.11-1.64x); from 15.5 waves
  * they lost (bf16: 0.95x over 30, 0.75x past). Within the 8 waves a warp
- * per row beats them on bf16 data where it pays (warp_rows_first).
+ * per row beats them on bf16 data where it pays (merge_place_first).
  * docs/PERFORMANCE.md */
 static bool sparse_batches_pay(spx_ctx *ctx, const cuda_plan *P, const batches_shape *b)
 {
@@ -1260,10 +1260,12 @@ static bool warp_rows_pay(spx_ctx *ctx, const cuda_plan *P, char *why, size_t wh
     return true;
 }
 
-/* On bf16 data, where the batches would take a sparse A (sparse_batches_pay)
- * in more than ROW_BATCHES_SPARSE_MAX_WAVES waves, merge path's place comes
- * first (not where TILED pays, which comes first) where merge path pays and
- * rows fit a warp each at up to WARP_ROWS_MAX_PER_SM_BF16 an SM (there
+/* On f16 and bf16 data, where the batches would take a sparse A
+ * (sparse_batches_pay) in more than ROW_BATCHES_SPARSE_MAX_WAVES waves,
+ * merge path's place comes first (not where TILED pays, which comes first)
+ * where merge path pays and either rows hold under
+ * ROW_BATCHES_SPARSE_16BIT_MIN_AVG entries on average (below) or, on bf16
+ * data, rows fit a warp each at up to WARP_ROWS_MAX_PER_SM_BF16 an SM (there
  * warp_rows_pay picks between the two), unless rows hold
  * ROW_BATCHES_SPARSE_MIN_AVG entries or more on average and the batches
  * make at most WARP_ROWS_LONG_BATCHES_MAX_WAVES waves. H200, same binary,
@@ -1272,15 +1274,22 @@ static bool warp_rows_pay(spx_ctx *ctx, const cuda_plan *P, char *why, size_t wh
  * on rows of 14-15 entries, 1.02-1.05x on 29-31, and lost 0.94-0.99x on 61;
  * at 7.8 waves it gained 1.15-1.35x on rows of every length (past 64 warps
  * an SM merge path, keeping rows whole, later gained on that: warp_rows_pay).
- * f16 data lost (warp_rows_pay). docs/PERFORMANCE.md */
-static bool warp_rows_first(spx_ctx *ctx, const cuda_plan *P, const batches_shape *b, bool tiled)
+ * f16 data lost (warp_rows_pay). Rows of 7 entries (1024 columns at 99.3 %)
+ * carry little work a team, and merge path keeps them whole: in 1024
+ * blocks (2048 rows at N = 1024, 4096 at N = 512) merge path took 11.0-11.5
+ * us where the batches took 19.2-20.2 (1.75-1.77x, bf16 and f16); rows of
+ * 14 and more kept the batches, 1.05-1.31x ahead of merge path in 1024
+ * blocks on f16 data. H200, same binary; no other plan of the 27 layers at
+ * N = 256-2048 or of DLMC changed. docs/PERFORMANCE.md */
+static bool merge_place_first(spx_ctx *ctx, const cuda_plan *P, const batches_shape *b, bool tiled)
 {
     char why[512];
     const double waves = batches_waves(ctx, b), avg = (double)P->csr.nnz / (double)P->m;
-    return P->dtype == SPX_BF16 && !tiled && !b->short_rows && b->density < ROW_BATCHES_MIN_DENSITY &&
-           waves > ROW_BATCHES_SPARSE_MAX_WAVES &&
+    return (P->dtype == SPX_BF16 || P->dtype == SPX_F16) && !tiled && !b->short_rows &&
+           b->density < ROW_BATCHES_MIN_DENSITY && waves > ROW_BATCHES_SPARSE_MAX_WAVES &&
            (avg < ROW_BATCHES_SPARSE_MIN_AVG || waves > WARP_ROWS_LONG_BATCHES_MAX_WAVES) &&
-           merge_pays(ctx, P, why, sizeof why) && warp_rows_fit(ctx, P, WARP_ROWS_MAX_PER_SM_BF16);
+           merge_pays(ctx, P, why, sizeof why) &&
+           (avg < ROW_BATCHES_SPARSE_16BIT_MIN_AVG || warp_rows_fit(ctx, P, WARP_ROWS_MAX_PER_SM_BF16));
 }
 
 /* Where merge path would be taken and a warp per row does not pay, AUTO
@@ -1430,6 +1439,13 @@ static bool dense_pays(spx_ctx *ctx, const cuda_plan *P, bool tiled, char *why, 
                          (double)P->k,
                  min_work = own && own_k < cublaslt ? own_k : cublaslt;
     const int64_t share = own && !spx__plan_dense_wgmma(ctx, P) ? DENSE_SHARE_OWN_GEMM : dense_share(P);
+    /* cuBLASLt's tensor-core GEMM where k's operand row is not whole 16-byte
+     * vectors: 4-5x slower (H200, bf16 data, k = 2003 against 2048 at N =
+     * 1024: 76-79 us against 15-16, cuBLAS on the same dense A; bcsstk13, k =
+     * 2003, at N = 512 and 1024: 49 and 86 us where merge path took 25 and 37) */
+    const bool k_whole = P->k * (int64_t)spx_dtype_size(spx__plan_operand_type(P)) % 16 == 0;
+    if (!own && dense_on_tensor_cores(P) && !k_whole)
+        return false;
     if (!share || P->n < DENSE_MIN_N || cells == 0 || (double)P->csr.nnz * (double)share < cells ||
         (double)P->csr.nnz * (double)P->n < min_work ||
         spx__plan_dense_bytes(P) > spx__cuda(ctx)->info.global_mem_bytes / 8)
@@ -2007,7 +2023,7 @@ spx_status spx__cuda_spmm_plan_create(spx_ctx *ctx, const spx_spmm_args *a, void
                 break;
             binned = true;
             bool taken = false;
-            if (row_batches_pay(P, &batches) && !warp_rows_first(ctx, P, &batches, tiled) &&
+            if (row_batches_pay(P, &batches) && !merge_place_first(ctx, P, &batches, tiled) &&
                 ((s = take_row_batches(ctx, P, &batches, false, why, sizeof why, &taken)) || taken))
                 break;
         }

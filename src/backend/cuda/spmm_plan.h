@@ -32,7 +32,7 @@
  * WARP_ROWS_MAX_PER_SM (one wave; WARP_ROWS_MAX_PER_SM_BF16 on bf16 data
  * where merge path may cut rows);
  * on bf16 data also in place of the batches past their two waves
- * (warp_rows_first), unless rows hold ROW_BATCHES_SPARSE_MIN_AVG entries or
+ * (merge_place_first), unless rows hold ROW_BATCHES_SPARSE_MIN_AVG entries or
  * more and the batches make at most WARP_ROWS_LONG_BATCHES_MAX_WAVES */
 #define WARP_ROWS_MIN_AVG 12
 #define WARP_ROWS_MAX_ROW 128
@@ -86,6 +86,10 @@
 #define ROW_BATCHES_SPARSE_MAX_WAVES 2.0
 #define ROW_BATCHES_SPARSE_MAX_WAVES_16BIT 8.0
 #define ROW_BATCHES_SPARSE_MIN_AVG 48
+/* ... on f16 and bf16 data, past ROW_BATCHES_SPARSE_MAX_WAVES waves, rows of
+ * fewer entries than this on average go to merge path's place instead
+ * (merge_place_first in spmm_plan.c; measured at 7 and 14) */
+#define ROW_BATCHES_SPARSE_16BIT_MIN_AVG 12
 #define ROW_BATCHES_SPARSE_LONG_MIN_DENSITY 0.01
 #define ROW_BATCHES_SPARSE_MIN_DENSITY 0.006
 #define ROW_BATCHES_L2_SHARE 0.25
