@@ -314,12 +314,27 @@ static void job_free(bench_job *j)
     memset(j, 0, sizeof *j);
 }
 
-/* Sampled rows of A*B (set 0) in float64 on the host, from A's values as the
- * run's value type stores them (B's host copies are rounded already). */
+/* Row i of A*B (set 0) in float64 on the host, into out (N values), from A's
+ * values as the run's value type stores them (B's host copies are rounded
+ * already). */
+static void host_row(const bench_job *j, spx_dtype dtype, int64_t i, double *out)
+{
+    const bench_mat *M = j->mat;
+    const bool i64 = M->info.index_type == SPX_INDEX_I64;
+    const float *val = M->ha.values;
+    for (int64_t c = 0; c < j->n; c++)
+        out[c] = 0;
+    for (int64_t p = bench_idx(M->ha.offsets, i64, i); p < bench_idx(M->ha.offsets, i64, i + 1); p++) {
+        const float *brow = j->hB + (size_t)bench_idx(M->ha.indices, i64, p) * (size_t)j->n;
+        for (int64_t c = 0; c < j->n; c++)
+            out[c] += (double)round_to(dtype, val[p]) * brow[c];
+    }
+}
+
+/* Sampled rows of A*B (set 0), the reference of the checks. */
 static bool job_reference(bench_job *j, spx_dtype dtype, char *err, size_t en)
 {
     const bench_mat *M = j->mat;
-    bool i64 = M->info.index_type == SPX_INDEX_I64;
     int ns = j->m <= SAMPLE_ROWS ? (int)j->m : SAMPLE_ROWS + 1;
     j->sample = malloc(sizeof *j->sample * (size_t)ns);
     j->ref_rows = calloc((size_t)ns * (size_t)j->n, sizeof *j->ref_rows);
@@ -331,23 +346,16 @@ static bool job_reference(bench_job *j, spx_dtype dtype, char *err, size_t en)
         j->sample[r] = j->m <= SAMPLE_ROWS ? r : r < SAMPLE_ROWS ? r * j->m / SAMPLE_ROWS
                                                                    : M->longest_row;
     j->nsample = ns;
-    const float *val = M->ha.values;
-    for (int r = 0; r < ns; r++) {
-        double *out = j->ref_rows + (size_t)r * (size_t)j->n;
-        int64_t i = j->sample[r];
-        for (int64_t p = bench_idx(M->ha.offsets, i64, i); p < bench_idx(M->ha.offsets, i64, i + 1); p++) {
-            const float *brow = j->hB + (size_t)bench_idx(M->ha.indices, i64, p) * (size_t)j->n;
-            for (int64_t c = 0; c < j->n; c++)
-                out[c] += (double)round_to(dtype, val[p]) * brow[c];
-        }
-    }
+    for (int r = 0; r < ns; r++)
+        host_row(j, dtype, j->sample[r], j->ref_rows + (size_t)r * (size_t)j->n);
     return true;
 }
 
 /* Whether every element of A*B (set 0) stays finite in the run's type: a
  * row whose |A| sum times B's largest magnitude passes the type's largest
- * value is computed on the host (f16 ends at 65504; olm1000's rows reach
- * 1.8e5). Past the range C holds infinities, whatever computes it. */
+ * value is computed on the host (f16 ends at 65504; olm1000 holds values of
+ * up to 4.6e4, four a row). Past the range C holds infinities, whatever
+ * computes it. */
 static bool product_fits(const bench_job *j, spx_dtype dtype, char *err, size_t en)
 {
     if (dtype == SPX_F64)
@@ -372,13 +380,7 @@ static bool product_fits(const bench_job *j, spx_dtype dtype, char *err, size_t 
             snprintf(err, en, "out of host memory for the overflow check");
             return false;
         }
-        for (int64_t c = 0; c < j->n; c++)
-            out[c] = 0;
-        for (int64_t p = p0; p < p1; p++) {
-            const float *brow = j->hB + (size_t)bench_idx(M->ha.indices, i64, p) * (size_t)j->n;
-            for (int64_t c = 0; c < j->n; c++)
-                out[c] += (double)round_to(dtype, val[p]) * brow[c];
-        }
+        host_row(j, dtype, i, out);
         for (int64_t c = 0; c < j->n && fits; c++)
             if (isfinite(out[c]) && !isfinite(round_to(dtype, (float)out[c]))) {
                 snprintf(err, en, "A*B overflows %s (%.3g in row %lld); the case is not run in that type",

@@ -797,6 +797,19 @@ static void whole_rows_shapes(void)
     spx_matrix_destroy(A);
 }
 
+/* AUTO's product of A (of type t, destroyed) checked at N = n. */
+static void auto_16bit_check(spx_matrix *A, spx_dtype t, int64_t n, const char *name)
+{
+    tmat m;
+    if (tmat_make(&m, A, SPX_CSR, NULL, name)) {
+        tcase c = case_make(&m, SPX_OP_NONE, t, n);
+        c.algs = 1u << SPX_SPMM_AUTO;
+        case_plan_runs(&c);
+        run_case(&c, 0);
+    }
+    tmat_free(&m);
+}
+
 /* AUTO on f16 and bf16 data (dense_pays and tiled_pays in the CUDA plan): a
  * pruned 512 x 512 layer at 97 % sparsity takes TILED at N = 1024 (8 x 16
  * blocks of 64 rows x 64 columns; all of k in 64 KB; too sparse for the own
@@ -811,19 +824,6 @@ static void whole_rows_shapes(void)
  * would need chunks of k at this density, takes the dense path from nnz x N
  * = 2.7e7; a 2048 x 512 one at 98 % sparsity takes it at N = 4096 (16-bit
  * GEMMs from 1/64 of the cells). Every plan's result is checked too. */
-/* AUTO's product of A (of type t, destroyed) checked at N = n. */
-static void auto_16bit_check(spx_matrix *A, spx_dtype t, int64_t n, const char *name)
-{
-    tmat m;
-    if (tmat_make(&m, A, SPX_CSR, NULL, name)) {
-        tcase c = case_make(&m, SPX_OP_NONE, t, n);
-        c.algs = 1u << SPX_SPMM_AUTO;
-        case_plan_runs(&c);
-        run_case(&c, 0);
-    }
-    tmat_free(&m);
-}
-
 static void auto_16bit_shapes(void)
 {
     static const spx_dtype types16[] = {SPX_F16, SPX_BF16};
