@@ -355,12 +355,19 @@ __device__ __forceinline__ void fma_rows16(const Src &src, const int (&cj)[U], c
 #pragma unroll
         for (int u = 0; u < U; u++) // all U, past nvalid too (see above)
             raw[u] = load_global<Src::nc>(reinterpret_cast<const R *>(src.row(cj[u])));
+        // Every entry's FMAs run and entries past nvalid keep acc as it was
+        // (a select, no branch). Behind an `if (u < nvalid)` ptxas moved the
+        // loads of f16 entries 2..U-1 into their branches, one wait each: the
+        // row kernels on f16 data took 1.2-1.5x the time of bf16 (H200,
+        // ca-CondMat at N = 128: 1.4x more stall on loads, the same
+        // instructions).
 #pragma unroll
         for (int u = 0; u < U; u++)
-            if (u < nvalid)
 #pragma unroll
-                for (int t = 0; t < V; t++)
-                    acc[t] = fma(vj[u], widen16<E>(word_of(raw[u], t / 2), t & 1), acc[t]);
+            for (int t = 0; t < V; t++) {
+                const float sum = fma(vj[u], widen16<E>(word_of(raw[u], t / 2), t & 1), acc[t]);
+                acc[t] = u < nvalid ? sum : acc[t];
+            }
     } else { // fewer than V columns (the tile N ends in; rare): each value as loaded
 #pragma unroll
         for (int u = 0; u < U; u++)
