@@ -1234,7 +1234,9 @@ static int64_t row_tile_warps(const cuda_plan *P)
  * 1.08-1.27x on those layers at up to WARP_ROWS_MAX_PER_SM_BF16 warps an
  * SM, pushpull 1.22x at N = 512 and 1024; on f32 data from 64 to 128 warps
  * an SM 0.98-1.07x, and bcsstk13 at N = 1024 lost (0.84x). f16 data lost
- * (0.955x over 17 products: 0.80x at worst), so it keeps merge path. Past
+ * (0.955x over 17 products: 0.80x at worst), so it keeps merge path; that
+ * was measured while the f16 row kernels waited on their loads one at a time
+ * (up to 1.5x bf16's time, since fixed) and is not measured since. Past
  * WARP_ROWS_MAX_PER_SM, bf16 rows take a warp each only where merge path
  * may cut them (the longest row over its share, prepare_merge): where it
  * keeps them whole, it was 1.02-1.18x faster on 10 of those layers at 124
