@@ -356,9 +356,9 @@ __device__ __forceinline__ void fma_rows16(const Src &src, const int (&cj)[U], c
         for (int u = 0; u < U; u++) // all U, past nvalid too (see above)
             raw[u] = load_global<Src::nc>(reinterpret_cast<const R *>(src.row(cj[u])));
         // Every entry's FMAs run and entries past nvalid keep acc as it was
-        // (a select, no branch). Behind an `if (u < nvalid)` ptxas moved the
-        // loads of f16 entries 2..U-1 into their branches, one wait each: the
-        // row kernels on f16 data took 1.2-1.5x the time of bf16 (H200,
+        // (a select, no branch). Behind an `if (u < nvalid)` ptxas moved three
+        // of the four f16 loads into their entries' branches, one wait each:
+        // the row kernels on f16 data took up to 1.5x the time of bf16 (H200,
         // ca-CondMat at N = 128: 1.4x more stall on loads, the same
         // instructions).
 #pragma unroll

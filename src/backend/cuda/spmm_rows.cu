@@ -46,7 +46,7 @@ template <typename T, typename TB = T> struct rows_params {
 // left three): the row kernels wait on dependent loads, and the fourth block's
 // warps hide them (H100: 1.08-1.2x on uniform, Laplacian and graph products
 // at N = 32-64). Three for 16-bit data in 16-byte vectors (80 registers: the
-// compiler took 85 for bf16 and left two, 1.1-1.3x slower on graphs; H200).
+// compiler took 85 for bf16 and left two, up to 1.3x slower on graphs; H200).
 // Other forms as the compiler chooses (not measured).
 template <typename T, typename TB, int V, bool SPREAD, bool SELL>
 __global__ void __launch_bounds__(256, sizeof(T) == 4 ? 4 : sizeof(T) == 2 && !SPREAD ? 3 : 1)
