@@ -849,14 +849,12 @@ static void auto_16bit_shapes(void)
                   * waves; rows of 61 entries keep them on bf16 data too up to
                   * 4 waves (merge_place_first) */
                  {2048, 4096, 512, 0.985, NULL, "the row's entries staged", "the row's entries staged", 64, 0, 3},
-                 /* rows of 15 entries: 1024 blocks of the batches on f16 data
-                  * (at most 8 waves from 128 SMs); on bf16 data 8192 warps, a
-                  * warp per row and column tile (8 to 64 an SM, or to 128
-                  * where merge path's share, 2094 / SMs items, falls under the
-                  * longest row, about 29 entries), where merge path would run
-                  * anyway or the batches make over 2 waves */
-                 {2048, 1024, 1024, 0.985, NULL, "the row's entries staged", "the row's entries staged", 128, 0, 1},
-                 {2048, 1024, 1024, 0.985, "a warp per row and column tile", NULL, NULL, 96, 255, 2},
+                 /* rows of 15 entries: 8192 warps, a warp per row and column
+                  * tile (8 to 64 an SM, or to 128 where merge path's share,
+                  * 2094 / SMs items, falls under the longest row, about 29
+                  * entries), where merge path would run anyway or the
+                  * batches' 1024 blocks make over 2 waves */
+                 {2048, 1024, 1024, 0.985, "a warp per row and column tile", NULL, NULL, 96, 255, 3},
                  /* rows of 7 entries: merge path rather than the batches'
                   * 1024 blocks (over 2 waves below 256 SMs; merge_place_first) */
                  {2048, 1024, 1024, 0.993, "merge_path", NULL, NULL, 96, 255, 3}};

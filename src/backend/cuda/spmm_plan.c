@@ -818,7 +818,7 @@ batch_cut spx__row_batches_cut(spx_ctx *ctx, const cuda_plan *P, const batches_s
  * same binary: 1.286x over the 48 bf16 products whose plan changed
  * (1.01-1.70x), 1.258x over 12 on f16 data (1.11-1.64x); from 15.5 waves
  * they lost (bf16: 0.95x over 30, 0.75x past). Within the 8 waves a warp
- * per row beats them on bf16 data where it pays (merge_place_first).
+ * per row beats them on 16-bit data where it pays (merge_place_first).
  * docs/PERFORMANCE.md */
 static bool sparse_batches_pay(spx_ctx *ctx, const cuda_plan *P, const batches_shape *b)
 {
@@ -1231,27 +1231,32 @@ static int64_t row_tile_warps(const cuda_plan *P)
  * generated pruned rows of 14-15 gained 1.24-1.34x over merge path on f32
  * data (same binary; rows of 7 gained too: WARP_ROWS_MIN_AVG sits between).
  * Also for bf16 data (H200, same binary): where merge path would run,
- * 1.08-1.27x on those layers at up to WARP_ROWS_MAX_PER_SM_BF16 warps an
+ * 1.08-1.27x on those layers at up to WARP_ROWS_MAX_PER_SM_16BIT warps an
  * SM, pushpull 1.22x at N = 512 and 1024; on f32 data from 64 to 128 warps
- * an SM 0.98-1.07x, and bcsstk13 at N = 1024 lost (0.84x). f16 data lost
- * (0.955x over 17 products: 0.80x at worst), so it keeps merge path; that
- * was measured while the f16 row kernels waited on their loads one at a time
- * (up to 1.5x bf16's time, since fixed) and is not measured since. Past
- * WARP_ROWS_MAX_PER_SM, bf16 rows take a warp each only where merge path
+ * an SM 0.98-1.07x, and bcsstk13 at N = 1024 lost (0.84x). Past
+ * WARP_ROWS_MAX_PER_SM, 16-bit rows take a warp each only where merge path
  * may cut them (the longest row over its share, prepare_merge): where it
  * keeps them whole, it was 1.02-1.18x faster on 10 of those layers at 124
- * warps an SM, while pushpull, whose rows it cuts, kept 1.22x. */
+ * warps an SM (bf16), while pushpull, whose rows it cuts, kept 1.22x. f16
+ * data takes bf16's rule since its row kernels keep their loads in flight
+ * (fma_rows16): against merge path and the batches before, same binary,
+ * 1.20x over the 21 of the 27 generated pruned layers at N = 256-2048 whose
+ * plan changed (1.04-1.43x, two runs), pushpull 1.25-1.30x at N = 512 and
+ * 1024; no other plan of those layers, the graphs, SuiteSparse or DLMC
+ * (N = 256 and 1024) changed. Before that fix f16 lost (0.955x). */
 static bool warp_rows_fit(spx_ctx *ctx, const cuda_plan *P, int64_t max_per_sm)
 {
     const int64_t warps = row_tile_warps(P), sms = spx__cuda_sm_count(ctx);
-    return (P->dtype == SPX_F32 || P->dtype == SPX_BF16) && P->csr.nnz >= WARP_ROWS_MIN_AVG * P->m &&
+    return (P->dtype == SPX_F32 || P->dtype == SPX_F16 || P->dtype == SPX_BF16) &&
+           P->csr.nnz >= WARP_ROWS_MIN_AVG * P->m &&
            P->max_row <= WARP_ROWS_MAX_ROW && warps >= WARP_ROWS_MIN_PER_SM * sms && warps <= max_per_sm * sms;
 }
 static bool warp_rows_pay(spx_ctx *ctx, const cuda_plan *P, char *why, size_t whylen)
 {
     const int64_t warps = row_tile_warps(P), sms = spx__cuda_sm_count(ctx);
     const bool merge_cuts = P->max_row > merge_items(ctx, P);
-    const int64_t max_per_sm = P->dtype == SPX_BF16 && merge_cuts ? WARP_ROWS_MAX_PER_SM_BF16 : WARP_ROWS_MAX_PER_SM;
+    const bool data16 = P->dtype == SPX_F16 || P->dtype == SPX_BF16;
+    const int64_t max_per_sm = data16 && merge_cuts ? WARP_ROWS_MAX_PER_SM_16BIT : WARP_ROWS_MAX_PER_SM;
     if (!warp_rows_fit(ctx, P, max_per_sm))
         return false;
     snprintf(why, whylen,
@@ -1266,8 +1271,8 @@ static bool warp_rows_pay(spx_ctx *ctx, const cuda_plan *P, char *why, size_t wh
  * (sparse_batches_pay) in more than ROW_BATCHES_SPARSE_MAX_WAVES waves,
  * merge path's place comes first (not where TILED pays, which comes first)
  * where merge path pays and either rows hold under
- * ROW_BATCHES_SPARSE_16BIT_MIN_AVG entries on average (below) or, on bf16
- * data, rows fit a warp each at up to WARP_ROWS_MAX_PER_SM_BF16 an SM (there
+ * ROW_BATCHES_SPARSE_16BIT_MIN_AVG entries on average (below) or rows fit
+ * a warp each at up to WARP_ROWS_MAX_PER_SM_16BIT an SM (there
  * warp_rows_pay picks between the two), unless rows hold
  * ROW_BATCHES_SPARSE_MIN_AVG entries or more on average and the batches
  * make at most WARP_ROWS_LONG_BATCHES_MAX_WAVES waves. H200, same binary,
@@ -1275,8 +1280,8 @@ static bool warp_rows_pay(spx_ctx *ctx, const cuda_plan *P, char *why, size_t wh
  * sparse) at N = 256-2048: at 3.9 waves a warp per row gained 1.08-1.15x
  * on rows of 14-15 entries, 1.02-1.05x on 29-31, and lost 0.94-0.99x on 61;
  * at 7.8 waves it gained 1.15-1.35x on rows of every length (past 64 warps
- * an SM merge path, keeping rows whole, later gained on that: warp_rows_pay).
- * f16 data lost (warp_rows_pay). Rows of 7 entries (1024 columns at 99.3 %)
+ * an SM merge path, keeping rows whole, later gained on that: warp_rows_pay;
+ * f16 data since: warp_rows_pay). Rows of 7 entries (1024 columns at 99.3 %)
  * carry little work a team, and merge path keeps them whole: in 1024
  * blocks (2048 rows at N = 1024, 4096 at N = 512) merge path took 11.0-11.5
  * us where the batches took 19.2-20.2 (1.75-1.77x, bf16 and f16); rows of
@@ -1291,7 +1296,7 @@ static bool merge_place_first(spx_ctx *ctx, const cuda_plan *P, const batches_sh
            b->density < ROW_BATCHES_MIN_DENSITY && waves > ROW_BATCHES_SPARSE_MAX_WAVES &&
            (avg < ROW_BATCHES_SPARSE_MIN_AVG || waves > WARP_ROWS_LONG_BATCHES_MAX_WAVES) &&
            merge_pays(ctx, P, why, sizeof why) &&
-           (avg < ROW_BATCHES_SPARSE_16BIT_MIN_AVG || warp_rows_fit(ctx, P, WARP_ROWS_MAX_PER_SM_BF16));
+           (avg < ROW_BATCHES_SPARSE_16BIT_MIN_AVG || warp_rows_fit(ctx, P, WARP_ROWS_MAX_PER_SM_16BIT));
 }
 
 /* Where merge path would be taken and a warp per row does not pay, AUTO

@@ -26,19 +26,19 @@
 #define MERGE_FIXUP_SERIAL 64
 #define HUGE_ROW_WARPS 8
 /* AUTO gives every row a warp instead of merge path (warp_rows_pay in
- * spmm_plan.c), for f32 and bf16 data, when rows hold at least
+ * spmm_plan.c), for f32, f16 and bf16 data, when rows hold at least
  * WARP_ROWS_MIN_AVG entries on average and at most WARP_ROWS_MAX_ROW, and
  * those warps give every SM at least WARP_ROWS_MIN_PER_SM and at most
- * WARP_ROWS_MAX_PER_SM (one wave; WARP_ROWS_MAX_PER_SM_BF16 on bf16 data
- * where merge path may cut rows);
- * on bf16 data also in place of the batches past their two waves
+ * WARP_ROWS_MAX_PER_SM (one wave; WARP_ROWS_MAX_PER_SM_16BIT on f16 and bf16
+ * data where merge path may cut rows);
+ * on f16 and bf16 data also in place of the batches past their two waves
  * (merge_place_first), unless rows hold ROW_BATCHES_SPARSE_MIN_AVG entries or
  * more and the batches make at most WARP_ROWS_LONG_BATCHES_MAX_WAVES */
 #define WARP_ROWS_MIN_AVG 12
 #define WARP_ROWS_MAX_ROW 128
 #define WARP_ROWS_MIN_PER_SM 8
 #define WARP_ROWS_MAX_PER_SM 64
-#define WARP_ROWS_MAX_PER_SM_BF16 128
+#define WARP_ROWS_MAX_PER_SM_16BIT 128
 #define WARP_ROWS_LONG_BATCHES_MAX_WAVES 4.0
 /* Where merge path would be taken and a warp per row does not pay, AUTO gives
  * every row a block of W warps (block_rows_pay in spmm_plan.c) when rows hold
