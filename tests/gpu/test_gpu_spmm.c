@@ -856,8 +856,11 @@ static void auto_16bit_shapes(void)
                   * batches' 1024 blocks make over 2 waves */
                  {2048, 1024, 1024, 0.985, "a warp per row and column tile", NULL, NULL, 96, 255, 3},
                  /* rows of 7 entries: merge path rather than the batches'
-                  * 1024 blocks (over 2 waves below 256 SMs; merge_place_first) */
-                 {2048, 1024, 1024, 0.993, "merge_path", NULL, NULL, 96, 255, 3}};
+                  * 1024 blocks (over 2 waves below 256 SMs; merge_place_first),
+                  * and their 512 at N = 512, though the product is small from
+                  * 128 SMs (the row kernels would take it otherwise) */
+                 {2048, 1024, 1024, 0.993, "merge_path", NULL, NULL, 96, 255, 3},
+                 {2048, 1024, 512, 0.993, "merge_path", NULL, NULL, 96, 255, 3}};
     spx_device_info di;
     memset(&di, 0, sizeof di);
     const bool gpu = g_cuda && spx_ctx_device_info(g_ctx, &di) == SPX_OK, wgmma = own_gemm_on_wgmma();

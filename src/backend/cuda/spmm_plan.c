@@ -1165,19 +1165,20 @@ static int64_t merge_items(spx_ctx *ctx, const cuda_plan *P)
  * fills half of it and the product is large, when one row is very long, or
  * when long rows (more than bin_bounds[2] entries) hold a large share of the
  * entries; but not for a small product without long rows, which the row
- * kernels finish in one launch. Measured on an H200 (docs/PERFORMANCE.md):
+ * kernels finish in one launch, unless `small_too` (merge path has taken the
+ * batches' place: merge_place_first). Measured on an H200 (docs/PERFORMANCE.md):
  * merge path is then within a few percent of the binned row kernels or well
  * ahead of them (a power-law graph's longest row holds a row kernel back);
  * the row kernels win at narrow N and on small products. Above half a warp
  * the row kernels give every row, however short, a whole warp: on the H100
  * merge path was 1.6-2.0x faster for pubmed and ca-CondMat at N = 65 and 96
  * (f32), where the products are not large. */
-static bool merge_pays(spx_ctx *ctx, const cuda_plan *P, char *why, size_t whylen)
+static bool merge_pays(spx_ctx *ctx, const cuda_plan *P, bool small_too, char *why, size_t whylen)
 {
     double nnz = (double)P->csr.nnz, work = nnz * (double)P->n;
     double long_share = nnz > 0 ? (double)(P->bins[4].nnz + P->bins[5].nnz) / nnz : 0.0;
     int64_t row_bytes = P->n * (int64_t)spx_dtype_size(P->dtype);
-    if (small_product(ctx, P) && P->max_row <= 128)
+    if (!small_too && small_product(ctx, P) && P->max_row <= 128)
         return false; /* one launch, no row cut; a warp takes any row in a few rounds of loads */
     if (row_bytes > 256) {
         snprintf(why, whylen, "chosen because N needs a whole warp of 16-byte loads (rows are cut so that every "
@@ -1287,7 +1288,14 @@ static bool warp_rows_pay(spx_ctx *ctx, const cuda_plan *P, char *why, size_t wh
  * us where the batches took 19.2-20.2 (1.75-1.77x, bf16 and f16); rows of
  * 14 and more kept the batches, 1.05-1.31x ahead of merge path in 1024
  * blocks on f16 data. H200, same binary; no other plan of the 27 layers at
- * N = 256-2048 or of DLMC changed. docs/PERFORMANCE.md */
+ * N = 256-2048 or of DLMC changed. Small products count too (merge_pays'
+ * small_too): the row kernels, which merge_pays keeps for them, lost to the
+ * batches (0.965x) on the layers of rows of 7 in 512 blocks (512 x 1024 at
+ * N = 2048, 2048 x 1024 at N = 512, 4096 x 1024 at N = 256: a small product
+ * on 128-255 SMs), where merge path gained 1.18-1.25x (f16 and bf16, same
+ * binary or two builds in one run); no other plan of the 27 layers, of DLMC
+ * (N = 256 and 1024) or of the graphs and SuiteSparse matrices (N = 32-1024)
+ * changed. docs/PERFORMANCE.md */
 static bool merge_place_first(spx_ctx *ctx, const cuda_plan *P, const batches_shape *b, bool tiled)
 {
     char why[512];
@@ -1295,7 +1303,7 @@ static bool merge_place_first(spx_ctx *ctx, const cuda_plan *P, const batches_sh
     return (P->dtype == SPX_BF16 || P->dtype == SPX_F16) && !tiled && !b->short_rows &&
            b->density < ROW_BATCHES_MIN_DENSITY && waves > ROW_BATCHES_SPARSE_MAX_WAVES &&
            (avg < ROW_BATCHES_SPARSE_MIN_AVG || waves > WARP_ROWS_LONG_BATCHES_MAX_WAVES) &&
-           merge_pays(ctx, P, why, sizeof why) &&
+           merge_pays(ctx, P, true, why, sizeof why) &&
            (avg < ROW_BATCHES_SPARSE_16BIT_MIN_AVG || warp_rows_fit(ctx, P, WARP_ROWS_MAX_PER_SM_16BIT));
 }
 
@@ -2020,7 +2028,8 @@ spx_status spx__cuda_spmm_plan_create(spx_ctx *ctx, const spx_spmm_args *a, void
                      tc && P->dtype != SPX_F32 ? spx_dtype_name(P->dtype) : "");
             break;
         }
-        bool binned = false; /* the bins below are built already */
+        bool binned = false;     /* the bins below are built already */
+        bool merge_first = false; /* merge path has taken the batches' place */
         batches_shape batches;
         /* not with asked column panels: the batches' tiles are 64 columns */
         if (P->alg == SPX_SPMM_AUTO && !(opts.panel_cols > 0 && opts.panel_cols < P->n) &&
@@ -2030,7 +2039,7 @@ spx_status spx__cuda_spmm_plan_create(spx_ctx *ctx, const spx_spmm_args *a, void
                 break;
             binned = true;
             bool taken = false;
-            if (row_batches_pay(P, &batches) && !merge_place_first(ctx, P, &batches, tiled) &&
+            if (row_batches_pay(P, &batches) && !(merge_first = merge_place_first(ctx, P, &batches, tiled)) &&
                 ((s = take_row_batches(ctx, P, &batches, false, why, sizeof why, &taken)) || taken))
                 break;
         }
@@ -2054,7 +2063,7 @@ spx_status spx__cuda_spmm_plan_create(spx_ctx *ctx, const spx_spmm_args *a, void
         }
         if (!binned && (s = build_bins(ctx, P, bounds, true)))
             break;
-        if (P->alg == SPX_SPMM_AUTO && merge_pays(ctx, P, why, sizeof why)) {
+        if (P->alg == SPX_SPMM_AUTO && merge_pays(ctx, P, merge_first, why, sizeof why)) {
             P->row_warps = warp_rows_pay(ctx, P, why, sizeof why) ? 1 : block_rows_pay(ctx, P, why, sizeof why);
             /* not with asked column panels: the runs' tiles are 32 vectors wide
              * (spx.h: panels apply where AUTO ends on the row kernels) */
