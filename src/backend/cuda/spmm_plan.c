@@ -2069,6 +2069,11 @@ spx_status spx__cuda_spmm_plan_create(spx_ctx *ctx, const spx_spmm_args *a, void
              * (spx.h: panels apply where AUTO ends on the row kernels) */
             const bool panels = opts.panel_cols > 0 && opts.panel_cols < P->n;
             P->row_runs = !P->row_warps && !panels && row_runs_pay(ctx, P, why, sizeof why);
+            if (merge_first)
+                snprintf(why + strlen(why), sizeof why - strlen(why),
+                         "; taken before the row batches, whose blocks would make %.1f waves for rows of %.1f "
+                         "entries on average",
+                         batches_waves(ctx, &batches), (double)P->csr.nnz / (double)P->m);
             if (!P->row_warps && !P->row_runs) {
                 P->alg = SPX_SPMM_MERGE_PATH;
                 s = prepare_merge(ctx, P);
