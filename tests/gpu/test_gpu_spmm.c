@@ -855,6 +855,12 @@ static void auto_16bit_shapes(void)
                   * entries), where merge path would run anyway or the
                   * batches' 1024 blocks make over 2 waves */
                  {2048, 1024, 1024, 0.985, "a warp per row and column tile", NULL, NULL, 96, 255, 3},
+                 /* and where the batches make at most 2 waves, once the
+                  * 2048 warps give every SM 12 or more and B's reads pass
+                  * 20 MB (not a small product): 512 rows in 4 column tiles
+                  * at N = 1024, 2048 rows in one at N = 256 */
+                 {512, 2048, 1024, 0.985, "a warp per row and column tile", NULL, NULL, 100, 170, 3},
+                 {2048, 2048, 256, 0.985, "a warp per row and column tile", NULL, NULL, 100, 170, 3},
                  /* rows of 7 entries: merge path rather than the batches'
                   * 1024 blocks (over 2 waves below 256 SMs; merge_place_first),
                   * and their 512 at N = 512, though the product is small from

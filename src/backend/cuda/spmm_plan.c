@@ -1295,15 +1295,29 @@ static bool warp_rows_pay(spx_ctx *ctx, const cuda_plan *P, char *why, size_t wh
  * on 128-255 SMs), where merge path gained 1.18-1.25x (f16 and bf16, same
  * binary or two builds in one run); no other plan of the 27 layers, of DLMC
  * (N = 256 and 1024) or of the graphs and SuiteSparse matrices (N = 32-1024)
- * changed. docs/PERFORMANCE.md */
+ * changed. Within the batches' two waves, rows of under
+ * ROW_BATCHES_SPARSE_MIN_AVG entries take a warp each where those warps give
+ * every SM WARP_ROWS_OVER_BATCHES_MIN_PER_SM or more (within
+ * WARP_ROWS_MAX_PER_SM: warp_rows_pay takes them) and the product is not
+ * small: 2048 warps of rows of 14-31 entries (512 rows at N = 1024, 2048 at
+ * N = 256) ran 1.06-1.15x faster than the batches (f16 and bf16, two builds
+ * in one run, two runs), with 512 and 1024 warps the batches stay 1.17-1.58x
+ * ahead (f16, a warp per row forced), and small products, whose row kernels narrow their column
+ * tiles to 8-16 lanes (choose_bin_kernels), lost 0.70-0.75x; no other plan
+ * of the 27 layers at N = 256-2048, of DLMC (N = 256 and 1024) or of the
+ * graphs and SuiteSparse matrices (N = 32-1024) changed. docs/PERFORMANCE.md */
 static bool merge_place_first(spx_ctx *ctx, const cuda_plan *P, const batches_shape *b, bool tiled)
 {
     char why[512];
     const double waves = batches_waves(ctx, b), avg = (double)P->csr.nnz / (double)P->m;
-    return (P->dtype == SPX_BF16 || P->dtype == SPX_F16) && !tiled && !b->short_rows &&
-           b->density < ROW_BATCHES_MIN_DENSITY && waves > ROW_BATCHES_SPARSE_MAX_WAVES &&
-           (avg < ROW_BATCHES_SPARSE_MIN_AVG || waves > WARP_ROWS_LONG_BATCHES_MAX_WAVES) &&
-           merge_pays(ctx, P, true, why, sizeof why) &&
+    if (!(P->dtype == SPX_BF16 || P->dtype == SPX_F16) || tiled || b->short_rows ||
+        b->density >= ROW_BATCHES_MIN_DENSITY || !merge_pays(ctx, P, true, why, sizeof why))
+        return false;
+    if (waves <= ROW_BATCHES_SPARSE_MAX_WAVES) /* a warp per row alone, with warps enough */
+        return avg < ROW_BATCHES_SPARSE_MIN_AVG && !small_product(ctx, P) &&
+               row_tile_warps(P) >= WARP_ROWS_OVER_BATCHES_MIN_PER_SM * spx__cuda_sm_count(ctx) &&
+               warp_rows_fit(ctx, P, WARP_ROWS_MAX_PER_SM);
+    return (avg < ROW_BATCHES_SPARSE_MIN_AVG || waves > WARP_ROWS_LONG_BATCHES_MAX_WAVES) &&
            (avg < ROW_BATCHES_SPARSE_16BIT_MIN_AVG || warp_rows_fit(ctx, P, WARP_ROWS_MAX_PER_SM_16BIT));
 }
 
