@@ -1299,13 +1299,14 @@ static bool warp_rows_pay(spx_ctx *ctx, const cuda_plan *P, char *why, size_t wh
  * ROW_BATCHES_SPARSE_MIN_AVG entries take a warp each where those warps give
  * every SM WARP_ROWS_OVER_BATCHES_MIN_PER_SM or more (within
  * WARP_ROWS_MAX_PER_SM: warp_rows_pay takes them) and the product is not
- * small: 2048 warps of rows of 14-31 entries (512 rows at N = 1024, 2048 at
+ * small: 2048 warps of rows of 29-31 entries (512 rows at N = 1024, 2048 at
  * N = 256) ran 1.06-1.15x faster than the batches (f16 and bf16, two builds
- * in one run, two runs), with 512 and 1024 warps the batches stay 1.17-1.58x
- * ahead (f16, a warp per row forced), and small products, whose row kernels narrow their column
- * tiles to 8-16 lanes (choose_bin_kernels), lost 0.70-0.75x; no other plan
- * of the 27 layers at N = 256-2048, of DLMC (N = 256 and 1024) or of the
- * graphs and SuiteSparse matrices (N = 32-1024) changed. docs/PERFORMANCE.md */
+ * in one run; two runs, the first of a form that took small products too);
+ * with 512 and 1024 warps the batches stayed 1.17-1.59x ahead (f16, a warp
+ * per row forced); small products, whose row kernels narrow their column
+ * tiles to 8 lanes (choose_bin_kernels), lost 0.70-0.75x. No other plan of the 27 layers at N = 256-2048, of DLMC
+ * (N = 256 and 1024) or of the graphs and SuiteSparse matrices (N =
+ * 32-1024) changed. docs/PERFORMANCE.md */
 static bool merge_place_first(spx_ctx *ctx, const cuda_plan *P, const batches_shape *b, bool tiled)
 {
     char why[512];

@@ -34,9 +34,9 @@
  * on f16 and bf16 data also in place of the batches past their two waves
  * (merge_place_first), unless rows hold ROW_BATCHES_SPARSE_MIN_AVG entries or
  * more and the batches make at most WARP_ROWS_LONG_BATCHES_MAX_WAVES; and
- * within those two waves where rows hold under ROW_BATCHES_SPARSE_MIN_AVG
- * entries and the warps give every SM WARP_ROWS_OVER_BATCHES_MIN_PER_SM or
- * more */
+ * within those two waves, outside small products, where rows hold under
+ * ROW_BATCHES_SPARSE_MIN_AVG entries and the warps give every SM
+ * WARP_ROWS_OVER_BATCHES_MIN_PER_SM or more */
 #define WARP_ROWS_MIN_AVG 12
 #define WARP_ROWS_MAX_ROW 128
 #define WARP_ROWS_MIN_PER_SM 8
