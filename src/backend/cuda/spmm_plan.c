@@ -60,6 +60,9 @@ int spx__plan_group_for_n(int64_t n, spx_dtype dtype)
     return pow2_at_least((n + vec - 1) / vec, 32);
 }
 
+/* Whether the values are 16-bit (f16 or bf16). */
+static bool data16(const cuda_plan *P) { return P->dtype == SPX_F16 || P->dtype == SPX_BF16; }
+
 /* Columns of a row kernels' tile when `group` lanes cover it (16 bytes a lane). */
 static int64_t row_tile_cols(const cuda_plan *P, int group)
 {
@@ -1256,8 +1259,7 @@ static bool warp_rows_pay(spx_ctx *ctx, const cuda_plan *P, char *why, size_t wh
 {
     const int64_t warps = row_tile_warps(P), sms = spx__cuda_sm_count(ctx);
     const bool merge_cuts = P->max_row > merge_items(ctx, P);
-    const bool data16 = P->dtype == SPX_F16 || P->dtype == SPX_BF16;
-    const int64_t max_per_sm = data16 && merge_cuts ? WARP_ROWS_MAX_PER_SM_16BIT : WARP_ROWS_MAX_PER_SM;
+    const int64_t max_per_sm = data16(P) && merge_cuts ? WARP_ROWS_MAX_PER_SM_16BIT : WARP_ROWS_MAX_PER_SM;
     if (!warp_rows_fit(ctx, P, max_per_sm))
         return false;
     snprintf(why, whylen,
@@ -1311,7 +1313,7 @@ static bool merge_place_first(spx_ctx *ctx, const cuda_plan *P, const batches_sh
 {
     char why[512];
     const double waves = batches_waves(ctx, b), avg = (double)P->csr.nnz / (double)P->m;
-    if (!(P->dtype == SPX_BF16 || P->dtype == SPX_F16) || tiled || b->short_rows ||
+    if (!data16(P) || tiled || b->short_rows ||
         b->density >= ROW_BATCHES_MIN_DENSITY || !merge_pays(ctx, P, true, why, sizeof why))
         return false;
     if (waves <= ROW_BATCHES_SPARSE_MAX_WAVES) /* a warp per row alone, with warps enough */
@@ -1444,7 +1446,7 @@ static bool blocks_may_pay(const cuda_plan *P)
  * f64 takes it only when forced. */
 static bool dense_on_tensor_cores(const cuda_plan *P)
 {
-    return P->dtype == SPX_F16 || P->dtype == SPX_BF16 || P->precision != SPX_PRECISION_EXACT;
+    return data16(P) || P->precision != SPX_PRECISION_EXACT;
 }
 
 static int64_t dense_share(const cuda_plan *P)
@@ -1458,14 +1460,13 @@ static int64_t dense_share(const cuda_plan *P)
 
 static bool dense_pays(spx_ctx *ctx, const cuda_plan *P, bool tiled, char *why, size_t whylen)
 {
-    const bool data16 = P->dtype == SPX_F16 || P->dtype == SPX_BF16;
     /* B's rows start on 16 bytes where ldb = N (the plan cannot know ldb) */
     const bool own = spx__plan_dense_mma_pays(ctx, P) && P->n * (int64_t)spx_dtype_size(P->dtype) % 16 == 0;
     const double cells = (double)P->m * (double)P->k,
-                 cublaslt = data16 && tiled              ? DENSE_MIN_WORK_16_OVER_TILED
+                 cublaslt = data16(P) && tiled           ? DENSE_MIN_WORK_16_OVER_TILED
                             : dense_on_tensor_cores(P) ? DENSE_MIN_WORK_TC
                                                        : DENSE_MIN_WORK_F32,
-                 own_k = (data16 ? DENSE_MIN_WORK_OWN_GEMM_PER_K : DENSE_MIN_WORK_OWN_GEMM_ROUNDED_PER_K) *
+                 own_k = (data16(P) ? DENSE_MIN_WORK_OWN_GEMM_PER_K : DENSE_MIN_WORK_OWN_GEMM_ROUNDED_PER_K) *
                          (double)P->k,
                  min_work = own && own_k < cublaslt ? own_k : cublaslt;
     const int64_t share = own && !spx__plan_dense_wgmma(ctx, P) ? DENSE_SHARE_OWN_GEMM : dense_share(P);
