@@ -42,14 +42,26 @@ template <typename T, typename TB = T> struct rows_params {
     dense_ops<T, TB> d;
 };
 
-// Four blocks per SM for f32 (64 registers, where the compiler took 72-80 and
-// left three): the row kernels wait on dependent loads, and the fourth block's
-// warps hide them (H100: 1.08-1.2x on uniform, Laplacian and graph products
-// at N = 32-64). Three for 16-bit data in 16-byte vectors (80 registers: the
-// compiler took 85 for bf16 and left two, up to 1.3x slower on graphs; H200).
-// Other forms as the compiler chooses (not measured).
+// Threads resident per SM: 1024 for f32 (64 registers, where the compiler
+// took 72-80 and left 768): the row kernels wait on dependent loads, and the
+// fourth block's warps hide them (H100: 1.08-1.2x on uniform, Laplacian and
+// graph products at N = 32-64). 768 for 16-bit data in 16-byte vectors (80
+// registers: the compiler took 85 for bf16 and left 512, up to 1.3x slower
+// on graphs; H200). Other forms as the compiler chooses (not measured).
+template <typename T, bool SPREAD> constexpr int rows_resident_threads()
+{
+    return sizeof(T) == 4 ? 1024 : sizeof(T) == 2 && !SPREAD ? 896 : 256;
+}
+// Threads a block: 64 for 16-bit data, 256 otherwise. Blocks of 256 threads,
+// three an SM, left the last of a few waves part empty: a warp per row of
+// 4096 x 1024-4096 pruned layers at N = 256 ran 1.05-1.13x faster in blocks of
+// 64 (f16, H200: 12.6 -> 11.4 us at 98.5 %; over 54 such layers at N = 256 and
+// 1024 1.04x, the graphs 1.02x). On f32 data blocks of 64 were 1-2 % slower
+// on the graphs, those of 128 level (docs/PERFORMANCE.md).
+template <typename T> constexpr int rows_threads() { return sizeof(T) == 2 ? 64 : 256; }
+
 template <typename T, typename TB, int V, bool SPREAD, bool SELL>
-__global__ void __launch_bounds__(256, sizeof(T) == 4 ? 4 : sizeof(T) == 2 && !SPREAD ? 3 : 1)
+__global__ void __launch_bounds__(rows_threads<T>(), rows_resident_threads<T, SPREAD>() / rows_threads<T>())
     rows_kernel(const rows_params<T, TB> p)
 {
     typedef typename acc_of<T>::type A;
@@ -391,7 +403,7 @@ cudaError_t launch_rows_t(const spx_cuda_csr *A, const int32_t *rows, const spx_
         p.seg_offset[p.nsegs] = segs[s].offset;
         p.seg_rows[p.nsegs] = segs[s].nrows;
         p.seg_team[p.nsegs] = segs[s].team;
-        blocks += (segs[s].nrows * segs[s].team + 255) / 256;
+        blocks += (segs[s].nrows * segs[s].team + rows_threads<T>() - 1) / rows_threads<T>();
         p.nsegs++;
     }
     p.first_block[p.nsegs] = blocks;
@@ -399,7 +411,8 @@ cudaError_t launch_rows_t(const spx_cuda_csr *A, const int32_t *rows, const spx_
         return cudaSuccess;
     if (blocks > 0x7fffffff)
         return cudaErrorInvalidConfiguration;
-    rows_kernel<T, TB, V, SPREAD, false><<<dim3((unsigned)blocks, grid_y(d->n, (int64_t)group * V)), 256, 0, d->stream>>>(p);
+    rows_kernel<T, TB, V, SPREAD, false>
+        <<<dim3((unsigned)blocks, grid_y(d->n, (int64_t)group * V)), rows_threads<T>(), 0, d->stream>>>(p);
     return cudaGetLastError();
 }
 
@@ -416,9 +429,10 @@ cudaError_t launch_sell_t(const spx_cuda_sell *A, int group, const spx_cuda_dens
     p.nsegs = 1;
     p.seg_rows[0] = A->nslices * A->c;
     p.seg_team[0] = group;
-    int64_t blocks = (p.seg_rows[0] * group + 255) / 256;
+    int64_t blocks = (p.seg_rows[0] * group + rows_threads<T>() - 1) / rows_threads<T>();
     p.first_block[1] = blocks;
-    rows_kernel<T, T, V, SPREAD, true><<<dim3((unsigned)blocks, grid_y(d->n, (int64_t)group * V)), 256, 0, d->stream>>>(p);
+    rows_kernel<T, T, V, SPREAD, true>
+        <<<dim3((unsigned)blocks, grid_y(d->n, (int64_t)group * V)), rows_threads<T>(), 0, d->stream>>>(p);
     return cudaGetLastError();
 }
 
