@@ -845,10 +845,10 @@ static void auto_16bit_shapes(void)
                  {512, 512, 4096, 0.9, "GEMM by cuBLASLt", "spx's own kernel in one launch (wgmma)", NULL, 0, 0, 3},
                  {512, 2048, 256, 0.9, "written out densely", NULL, NULL, 0, 0, 3},
                  {2048, 512, 4096, 0.98, "written out densely", NULL, NULL, 0, 0, 3},
-                 /* the batches' 512 blocks within their 16-bit bound of 8
-                  * waves; rows of 61 entries keep them on bf16 data too up to
-                  * 4 waves (merge_place_first) */
-                 {2048, 4096, 512, 0.985, NULL, "the row's entries staged", "the row's entries staged", 64, 0, 3},
+                 /* rows of 61 entries: 4096 warps, a warp per row and
+                  * column tile in place of the batches' 1024 blocks
+                  * (merge_place_first) */
+                 {2048, 4096, 512, 0.985, "a warp per row and column tile", NULL, NULL, 96, 255, 3},
                  /* rows of 15 entries: 8192 warps, a warp per row and column
                   * tile (8 to 64 an SM, or to 128 where merge path's share,
                   * 2094 / SMs items, falls under the longest row, about 29
@@ -856,11 +856,15 @@ static void auto_16bit_shapes(void)
                   * batches' 1024 blocks make over 2 waves */
                  {2048, 1024, 1024, 0.985, "a warp per row and column tile", NULL, NULL, 96, 255, 3},
                  /* and where the batches make at most 2 waves, once the
-                  * 2048 warps give every SM 12 or more and B's reads pass
-                  * 20 MB (not a small product): 512 rows in 4 column tiles
-                  * at N = 1024, 2048 rows in one at N = 256 */
+                  * 2048 warps give every SM 12 or more: 512 rows in 4
+                  * column tiles at N = 1024, 2048 rows in one at N = 256 */
                  {512, 2048, 1024, 0.985, "a warp per row and column tile", NULL, NULL, 100, 170, 3},
                  {2048, 2048, 256, 0.985, "a warp per row and column tile", NULL, NULL, 100, 170, 3},
+                 /* a small product too, at full column tiles (32 lanes, not
+                  * narrowed: choose_bin_kernels) */
+                 {2048, 1024, 256, 0.985, "warp_row (32 lanes per row", NULL, NULL, 100, 170, 3},
+                 /* where TILED would pay (1.5 % of the cells) */
+                 {4096, 1024, 256, 0.985, "a warp per row and column tile", NULL, NULL, 100, 170, 3},
                  /* rows of 7 entries: merge path rather than the batches'
                   * 1024 blocks (over 2 waves below 256 SMs; merge_place_first),
                   * and their 512 at N = 512, though the product is small from

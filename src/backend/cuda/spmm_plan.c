@@ -1271,57 +1271,46 @@ static bool warp_rows_pay(spx_ctx *ctx, const cuda_plan *P, char *why, size_t wh
 }
 
 /* On f16 and bf16 data, where the batches would take a sparse A
- * (sparse_batches_pay) in more than ROW_BATCHES_SPARSE_MAX_WAVES waves,
- * merge path's place comes first (not where TILED pays, which comes first)
- * where merge path pays and either rows hold under
- * ROW_BATCHES_SPARSE_16BIT_MIN_AVG entries on average (below) or rows fit
- * a warp each at up to WARP_ROWS_MAX_PER_SM_16BIT an SM (there
- * warp_rows_pay picks between the two), unless rows hold
- * ROW_BATCHES_SPARSE_MIN_AVG entries or more on average and the batches
- * make at most WARP_ROWS_LONG_BATCHES_MAX_WAVES waves. H200, same binary,
- * 27 generated pruned layers (512-4096 rows, k = 1024-4096, 97.5-99.3 %
- * sparse) at N = 256-2048: at 3.9 waves a warp per row gained 1.08-1.15x
- * on rows of 14-15 entries, 1.02-1.05x on 29-31, and lost 0.94-0.99x on 61;
- * at 7.8 waves it gained 1.15-1.35x on rows of every length (past 64 warps
- * an SM merge path, keeping rows whole, later gained on that: warp_rows_pay;
- * f16 data since: warp_rows_pay). Rows of 7 entries (1024 columns at 99.3 %)
- * carry little work a team, and merge path keeps them whole: in 1024
- * blocks (2048 rows at N = 1024, 4096 at N = 512) merge path took 11.0-11.5
- * us where the batches took 19.2-20.2 (1.75-1.77x, bf16 and f16); rows of
- * 14 and more kept the batches, 1.05-1.31x ahead of merge path in 1024
- * blocks on f16 data. H200, same binary; no other plan of the 27 layers at
- * N = 256-2048 or of DLMC changed. Small products count too (merge_pays'
- * small_too): the row kernels, which merge_pays keeps for them, lost to the
- * batches (0.965x) on the layers of rows of 7 in 512 blocks (512 x 1024 at
- * N = 2048, 2048 x 1024 at N = 512, 4096 x 1024 at N = 256: a small product
- * on 128-255 SMs), where merge path gained 1.18-1.25x (f16 and bf16, same
- * binary or two builds in one run); no other plan of the 27 layers, of DLMC
- * (N = 256 and 1024) or of the graphs and SuiteSparse matrices (N = 32-1024)
- * changed. Within the batches' two waves, rows of under
- * ROW_BATCHES_SPARSE_MIN_AVG entries take a warp each where those warps give
- * every SM WARP_ROWS_OVER_BATCHES_MIN_PER_SM or more (within
- * WARP_ROWS_MAX_PER_SM: warp_rows_pay takes them) and the product is not
- * small: 2048 warps of rows of 29-31 entries (512 rows at N = 1024, 2048 at
- * N = 256) ran 1.06-1.15x faster than the batches (f16 and bf16, two builds
- * in one run; two runs, the first of a form that took small products too);
- * with 512 and 1024 warps the batches stayed 1.17-1.59x ahead (f16, a warp
- * per row forced); small products, whose row kernels narrow their column
- * tiles to 8 lanes (choose_bin_kernels), lost 0.70-0.75x. No other plan of the 27 layers at N = 256-2048, of DLMC
- * (N = 256 and 1024) or of the graphs and SuiteSparse matrices (N =
- * 32-1024) changed. docs/PERFORMANCE.md */
-static bool merge_place_first(spx_ctx *ctx, const cuda_plan *P, const batches_shape *b, bool tiled)
+ * (sparse_batches_pay) and merge path pays, merge path's place comes first
+ * (before TILED too, which would follow the batches):
+ * - past ROW_BATCHES_SPARSE_MAX_WAVES waves of the batches, where rows hold
+ *   under ROW_BATCHES_SPARSE_16BIT_MIN_AVG entries on average (merge path
+ *   keeps such rows whole) or fit a warp each at up to
+ *   WARP_ROWS_MAX_PER_SM_16BIT an SM (warp_rows_pay picks between the two);
+ * - within them, where rows fit a warp each at WARP_ROWS_OVER_BATCHES_MIN_PER_SM
+ *   to WARP_ROWS_MAX_PER_SM an SM (warp_rows_pay takes them, at full column
+ *   tiles even in a small product: choose_bin_kernels).
+ * H200, 27 generated pruned layers (512-4096 rows, k = 1024-4096, 97.5-99.3 %
+ * sparse) at N = 256-2048:
+ * - At 7.8 waves a warp per row gained 1.15-1.35x on rows of every length.
+ *   Rows of 7 entries (1024 columns at 99.3 %) carry little work a team: in
+ *   1024 blocks merge path took 11.0-11.5 us where the batches took
+ *   19.2-20.2 (1.75-1.77x), in 512 blocks (small products on 128-255 SMs,
+ *   hence merge_pays' small_too) it gained 1.18-1.25x.
+ * - Since the 16-bit row kernels run in blocks of 64 threads (spmm_rows.cu),
+ *   a warp per row took the batches' place on 9 products a type that earlier
+ *   bounds (rows under 48 entries, no small product, not where TILED pays, 4
+ *   waves for rows of 48 and more) had left to them: f16 1.121x (1.08-1.25x;
+ *   4096 x 1024 at 98.5 %, N = 256, where TILED pays, 14.3 -> 11.4 us; rows
+ *   of 61 entries 1.08-1.11x; small products of 2048 warps at full tiles
+ *   1.11-1.14x, where tiles narrowed to 8 lanes had lost 0.70-0.75x), bf16
+ *   1.112x (1.06-1.23x); two builds in one run, no other plan of the 27
+ *   layers at N = 256-1024, of DLMC (N = 256 and 1024) or of the graphs and
+ *   SuiteSparse matrices (f16, N = 128 and 512) changed.
+ * - With 512 and 1024 warps the batches stayed 1.17-1.59x ahead (f16, a warp
+ *   per row forced, in blocks of 256 threads).
+ * docs/PERFORMANCE.md */
+static bool merge_place_first(spx_ctx *ctx, const cuda_plan *P, const batches_shape *b)
 {
     char why[512];
-    const double waves = batches_waves(ctx, b), avg = (double)P->csr.nnz / (double)P->m;
-    if (!data16(P) || tiled || b->short_rows ||
-        b->density >= ROW_BATCHES_MIN_DENSITY || !merge_pays(ctx, P, true, why, sizeof why))
+    if (!data16(P) || b->short_rows || b->density >= ROW_BATCHES_MIN_DENSITY ||
+        !merge_pays(ctx, P, true, why, sizeof why))
         return false;
-    if (waves <= ROW_BATCHES_SPARSE_MAX_WAVES) /* a warp per row alone, with warps enough */
-        return avg < ROW_BATCHES_SPARSE_MIN_AVG && !small_product(ctx, P) &&
-               row_tile_warps(P) >= WARP_ROWS_OVER_BATCHES_MIN_PER_SM * spx__cuda_sm_count(ctx) &&
+    if (batches_waves(ctx, b) <= ROW_BATCHES_SPARSE_MAX_WAVES) /* a warp per row alone, with warps enough */
+        return row_tile_warps(P) >= WARP_ROWS_OVER_BATCHES_MIN_PER_SM * spx__cuda_sm_count(ctx) &&
                warp_rows_fit(ctx, P, WARP_ROWS_MAX_PER_SM);
-    return (avg < ROW_BATCHES_SPARSE_MIN_AVG || waves > WARP_ROWS_LONG_BATCHES_MAX_WAVES) &&
-           (avg < ROW_BATCHES_SPARSE_16BIT_MIN_AVG || warp_rows_fit(ctx, P, WARP_ROWS_MAX_PER_SM_16BIT));
+    return P->csr.nnz < ROW_BATCHES_SPARSE_16BIT_MIN_AVG * P->m ||
+           warp_rows_fit(ctx, P, WARP_ROWS_MAX_PER_SM_16BIT);
 }
 
 /* Where merge path would be taken and a warp per row does not pay, AUTO
@@ -1563,8 +1552,9 @@ done:
  * (small_product) splits its small rows too (splitting them in larger ones,
  * ca-CondMat and p2p-Gnutella31 at N = 32, cost 20 %), and gets narrower
  * column tiles, down to 8 lanes, while its warps still fit two waves: more
- * warps, each with fewer loads one after another. */
-static void choose_bin_kernels(spx_ctx *ctx, cuda_plan *P)
+ * warps, each with fewer loads one after another; not with `full_tiles`
+ * (a warp per row in the batches' place: merge_place_first). */
+static void choose_bin_kernels(spx_ctx *ctx, cuda_plan *P, bool full_tiles)
 {
     int64_t resident_threads = 2048 * spx__cuda_sm_count(ctx);
     int64_t vec = 16 / (int64_t)spx_dtype_size(P->dtype);
@@ -1572,7 +1562,8 @@ static void choose_bin_kernels(spx_ctx *ctx, cuda_plan *P)
              : P->panel > 0 ? (int)(P->panel / vec)
                             : spx__plan_group_for_n(P->n, P->dtype);
     /* W warps per row (block_rows_pay) were counted at the full group */
-    bool small = P->alg == SPX_SPMM_AUTO && P->row_warps < 2 && !P->row_batches && small_product(ctx, P);
+    bool small =
+        P->alg == SPX_SPMM_AUTO && P->row_warps < 2 && !P->row_batches && !full_tiles && small_product(ctx, P);
     while (small && !P->panel && gn > 8 && fits_two_waves(ctx, P, gn / 2))
         gn /= 2;
     P->group = P->alg == SPX_SPMM_ROW_SPLIT && gn > 16 ? 16 : gn;
@@ -1762,7 +1753,7 @@ static spx_status take_row_batches(spx_ctx *ctx, cuda_plan *P, const batches_sha
     *taken = true;
     P->row_batches = shape.threads;
     P->row_batch = shape.batch;
-    choose_bin_kernels(ctx, P);
+    choose_bin_kernels(ctx, P, false);
     int len = describe_row_batches(&shape, why, whylen);
     if (cut && len < (int)whylen) {
         char whose[192];
@@ -1878,7 +1869,7 @@ static spx_status prepare_slabs(spx_ctx *ctx, cuda_plan *P, int slabs, int64_t p
                              "slab_starts kernel")) ||
         (s = build_bins(ctx, P, bounds, true))) /* on the same stream, which it waits for */
         return s;
-    choose_bin_kernels(ctx, P);
+    choose_bin_kernels(ctx, P, false);
     return SPX_OK;
 }
 
@@ -1997,7 +1988,7 @@ spx_status spx__cuda_spmm_plan_create(spx_ctx *ctx, const spx_spmm_args *a, void
             bool taken;
             s = take_row_batches(ctx, P, &b, true, why, sizeof why, &taken);
         } else {
-            choose_bin_kernels(ctx, P);
+            choose_bin_kernels(ctx, P, false);
         }
         break;
     case SPX_SPMM_BAND: {
@@ -2055,11 +2046,11 @@ spx_status spx__cuda_spmm_plan_create(spx_ctx *ctx, const spx_spmm_args *a, void
                 break;
             binned = true;
             bool taken = false;
-            if (row_batches_pay(P, &batches) && !(merge_first = merge_place_first(ctx, P, &batches, tiled)) &&
+            if (row_batches_pay(P, &batches) && !(merge_first = merge_place_first(ctx, P, &batches)) &&
                 ((s = take_row_batches(ctx, P, &batches, false, why, sizeof why, &taken)) || taken))
                 break;
         }
-        if (tiled) {
+        if (tiled && !merge_first) { /* merge path's place first: merge_place_first */
             P->alg = SPX_SPMM_TILED;
             if (!(s = prepare_tiled(ctx, P, 0, why, sizeof why)))
                 snprintf(why + strlen(why), sizeof why - strlen(why), "; %s", tiled_reason);
@@ -2102,7 +2093,7 @@ spx_status spx__cuda_spmm_plan_create(spx_ctx *ctx, const spx_spmm_args *a, void
          * docs/PERFORMANCE.md) */
         if (P->alg == SPX_SPMM_AUTO && opts.panel_cols > 0 && opts.panel_cols < P->n)
             P->panel = panel_of(P, opts.panel_cols);
-        choose_bin_kernels(ctx, P);
+        choose_bin_kernels(ctx, P, merge_first);
         break;
     }
     if (s) {

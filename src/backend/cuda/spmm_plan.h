@@ -31,18 +31,14 @@
  * those warps give every SM at least WARP_ROWS_MIN_PER_SM and at most
  * WARP_ROWS_MAX_PER_SM (one wave; WARP_ROWS_MAX_PER_SM_16BIT on f16 and bf16
  * data where merge path may cut rows);
- * on f16 and bf16 data also in place of the batches past their two waves
- * (merge_place_first), unless rows hold ROW_BATCHES_SPARSE_MIN_AVG entries or
- * more and the batches make at most WARP_ROWS_LONG_BATCHES_MAX_WAVES; and
- * within those two waves, outside small products, where rows hold under
- * ROW_BATCHES_SPARSE_MIN_AVG entries and the warps give every SM
- * WARP_ROWS_OVER_BATCHES_MIN_PER_SM or more */
+ * on f16 and bf16 data also in place of the sparse batches (and of TILED)
+ * past their two waves (merge_place_first), and within those two waves where
+ * the warps give every SM WARP_ROWS_OVER_BATCHES_MIN_PER_SM or more */
 #define WARP_ROWS_MIN_AVG 12
 #define WARP_ROWS_MAX_ROW 128
 #define WARP_ROWS_MIN_PER_SM 8
 #define WARP_ROWS_MAX_PER_SM 64
 #define WARP_ROWS_MAX_PER_SM_16BIT 128
-#define WARP_ROWS_LONG_BATCHES_MAX_WAVES 4.0
 #define WARP_ROWS_OVER_BATCHES_MIN_PER_SM 12
 /* Where merge path would be taken and a warp per row does not pay, AUTO gives
  * every row a block of W warps (block_rows_pay in spmm_plan.c) when rows hold
