@@ -45,19 +45,22 @@ template <typename T, typename TB = T> struct rows_params {
 // Threads resident per SM: 1024 for f32 (64 registers, where the compiler
 // took 72-80 and left 768): the row kernels wait on dependent loads, and the
 // fourth block's warps hide them (H100: 1.08-1.2x on uniform, Laplacian and
-// graph products at N = 32-64). 768 for 16-bit data in 16-byte vectors (80
-// registers: the compiler took 85 for bf16 and left 512, up to 1.3x slower
-// on graphs; H200). Other forms as the compiler chooses (not measured).
+// graph products at N = 32-64). 896 for 16-bit data in 16-byte vectors (72
+// registers, none spilled; at 85 for bf16 the compiler left 512, up to 1.3x
+// slower on graphs; at 64, 16-32 bytes spilled). Other forms as the compiler
+// chooses (not measured).
 template <typename T, bool SPREAD> constexpr int rows_resident_threads()
 {
     return sizeof(T) == 4 ? 1024 : sizeof(T) == 2 && !SPREAD ? 896 : 256;
 }
 // Threads a block: 64 for 16-bit data, 256 otherwise. Blocks of 256 threads,
-// three an SM, left the last of a few waves part empty: a warp per row of
-// 4096 x 1024-4096 pruned layers at N = 256 ran 1.05-1.13x faster in blocks of
-// 64 (f16, H200: 12.6 -> 11.4 us at 98.5 %; over 54 such layers at N = 256 and
-// 1024 1.04x, the graphs 1.02x). On f32 data blocks of 64 were 1-2 % slower
-// on the graphs, those of 128 level (docs/PERFORMANCE.md).
+// three an SM, left the last of a few waves part empty: in blocks of 64 a
+// warp per row of 4096 x 1024-4096 pruned layers at N = 256 ran 1.03-1.13x
+// faster (f16, H200: 12.6 -> 11.4 us at 98.5 %), 1.02-1.05x over the 54
+// products of 27 such layers at N = 256 and 1024 (f16 and bf16); AUTO on
+// the larger graphs (ca-CondMat, p2p-Gnutella31, pubmed) up to 1.18x at N =
+// 32-128, 0.94-0.99x on some products of 6-8 us. On f32 data blocks of 64
+// were 1-2 % slower on the graphs, those of 128 level (docs/PERFORMANCE.md).
 template <typename T> constexpr int rows_threads() { return sizeof(T) == 2 ? 64 : 256; }
 
 template <typename T, typename TB, int V, bool SPREAD, bool SELL>
