@@ -60,7 +60,7 @@ template <typename T, bool SPREAD> constexpr int rows_resident_threads()
 // products of 27 such layers at N = 256 and 1024 (f16 and bf16); AUTO on
 // the larger graphs (ca-CondMat, p2p-Gnutella31, pubmed) up to 1.18x at N =
 // 32-128, 0.94-0.99x on some products of 6-8 us. On f32 data blocks of 64
-// were 1-2 % slower on the graphs, those of 128 level (docs/PERFORMANCE.md).
+// were 1.5-2.5 % slower on the graphs, those of 128 level (docs/PERFORMANCE.md).
 template <typename T> constexpr int rows_threads() { return sizeof(T) == 2 ? 64 : 256; }
 
 template <typename T, typename TB, int V, bool SPREAD, bool SELL>
