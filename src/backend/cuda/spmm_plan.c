@@ -1251,7 +1251,7 @@ static int64_t row_tile_warps(const cuda_plan *P)
 static bool warp_rows_fit(spx_ctx *ctx, const cuda_plan *P, int64_t max_per_sm)
 {
     const int64_t warps = row_tile_warps(P), sms = spx__cuda_sm_count(ctx);
-    return (P->dtype == SPX_F32 || P->dtype == SPX_F16 || P->dtype == SPX_BF16) &&
+    return (P->dtype == SPX_F32 || data16(P)) &&
            P->csr.nnz >= WARP_ROWS_MIN_AVG * P->m &&
            P->max_row <= WARP_ROWS_MAX_ROW && warps >= WARP_ROWS_MIN_PER_SM * sms && warps <= max_per_sm * sms;
 }
