@@ -397,8 +397,11 @@ static void auto_plan_lacks(const spx_matrix *A, int64_t n, const char *text, co
  * give every SM 8 to 64 of them. Rows of 100-200 entries get a block of
  * warps each (block_rows_pay: 48 entries or more on average, the longest at
  * most 2.5 times that), at least two since rows of 128 entries or more give
- * each warp of two about 64: eight on 300 rows of a GPU of 100+ SMs (300 x 2
- * x 4 warps are under 24 per SM), two on 4000 rows of one of at most 333. */
+ * each warp of two about 64: two on 4000 rows of a GPU of at most 333 SMs.
+ * 300 such rows take the row batches instead on compute capability 9.0 and
+ * later, their blocks making under a wave at this N < 256 (row_batches_may_pay),
+ * else eight warps a row on a GPU of 100+ SMs (300 x 2 x 4 warps are under 24
+ * per SM). */
 static void whole_rows_shapes(void)
 {
     static const int64_t n_two_tiles[] = {200};
@@ -415,7 +418,10 @@ static void whole_rows_shapes(void)
         snprintf(name, sizeof name, "%lldx1000 100..200/row", (long long)block_rows[i]);
         A = build_random_rows(block_rows[i], 1000, 100, 200, 1, SPX_INDEX_I32);
         if (A && gpu)
-            auto_plan_says(A, 200, "warps per row and column tile", name);
+            auto_plan_says(A, 200,
+                           block_rows[i] == 300 && di.cc_major >= 9 ? "a team of 16 lanes per row"
+                                                                 : "warps per row and column tile",
+                           name);
         shape_matrix(A, name, SPX_CSR, NULL, n_two_tiles, 1);
     }
     /* Merge path keeps rows whole by raising its items a warp to twice the
@@ -521,8 +527,16 @@ static void whole_rows_shapes(void)
     const bool batches_fit = gpu && di.cc_major >= 9 && di.l2_bytes >= 4 * 4608 * 256;
     if (A && batches_fit && 16 * 64 >= 0.9 * di.sm_count)
         auto_plan_says(A, 4096, "staged 16 at a time", "pruned 512x2048 at N = 4096");
-    static const int64_t n_4096[] = {4096}, n_batches[] = {1024, 1031};
-    auto_runs(A, "pruned 512x2048", n_4096, 1);
+    /* ... and at N < 256 where the blocks make under a wave (3/4 of one
+     * where N < 64 leaves lanes idle): the same layer at N = 32 (32 blocks of
+     * 256 threads) and N = 96 (64 blocks, two column tiles, the last part
+     * empty); under half a wave (128+ SMs), rows cut to fill it */
+    if (A && batches_fit && 32 <= 0.75 * di.sm_count) {
+        auto_plan_says(A, 32, "because N = 32 is small", "pruned 512x2048 at N = 32");
+        auto_plan_says(A, 96, "because N = 96 is small", "pruned 512x2048 at N = 96");
+    }
+    static const int64_t n_auto[] = {4096, 32, 96}, n_batches[] = {1024, 1031};
+    auto_runs(A, "pruned 512x2048", n_auto, 3);
     A = NULL;
     CHECK_OK(g_ctx, spx_gen_pruned(g_ctx, 256, 1024, 0.95, next_seed(), SPX_F32, SPX_INDEX_DEFAULT, &A));
     if (A && batches_fit && 8 * 16 >= 0.9 * di.sm_count)

@@ -953,16 +953,32 @@ static bool sparse_batches_pay(spx_ctx *ctx, const cuda_plan *P, const batches_s
  *   three rn50 layers at N = 256); R-MAT graphs of 512-4096 nodes (31-71
  *   entries a row on average, measured with a bound of 512: the same plans)
  *   0.997x, no product moving by over 2.3 %.
+ * - At ROW_BATCHES_SMALL_N_MIN <= N < ROW_BATCHES_MIN_N (any density; before,
+ *   none below 256), H200, f32, same call, AUTO against AUTO before: the
+ *   plan changed on 147 of 170 DLMC products at N = 16-192 (1.50x over those,
+ *   up to 7.4x: a warp a row of 200-460 entries at N = 64), 107 of 165
+ *   generated ones (pruned layers of 64-4096 rows, R-MAT 9-13, uniform,
+ *   Laplacians; 1.51x), 49 of 75 others not used to choose the bounds (pruned
+ *   128-2048 rows, uniform, banded, block-sparse at N = 8-160; 1.26x), 40 of
+ *   90 shared-data matrices (1.16x); bf16 data 1.55x over 99, f16 1.13-1.26x
+ *   over 36. Losses, on 6-11 us products: up to 0.89x in the short-row shape
+ *   at k = 512-1000 (DLMC 2 % 2048 x 512 at N = 16-64), 0.92x on f16 pushpull
+ *   at N = 64. Forced past the bounds: 0.63-0.98x on short, even rows
+ *   (uniform, meshes, 1.2-3.9 waves) and 0.68-0.98x at N = 8-32 where the
+ *   blocks make 0.95-0.97 of a wave (pruned 2048-4096 rows, pushpull).
  * The batches' shape in *out. */
 static bool row_batches_may_pay(spx_ctx *ctx, const cuda_plan *P, batches_shape *out)
 {
-    if (!batches_type(P->dtype) || P->n < ROW_BATCHES_MIN_N || P->m <= 0 ||
+    if (!batches_type(P->dtype) || P->n < ROW_BATCHES_SMALL_N_MIN || P->m <= 0 ||
         P->k < ROW_BATCHES_SMALL_K || spx__cuda(ctx)->info.cc_major < 9)
         return false;
     const double l2 = (double)spx__cuda(ctx)->info.l2_bytes, sms = (double)spx__cuda_sm_count(ctx);
     const batches_shape b = *out = spx__batches_shape_of(ctx, P, P->m);
     const bool shape_pays =
-        b.short_rows ? b.density >= ROW_BATCHES_SHORT_MIN_DENSITY &&
+        P->n < ROW_BATCHES_MIN_N
+            ? batches_waves(ctx, &b) <= (P->n >= SPX_CUDA_BATCH_COLS ? ROW_BATCHES_SMALL_N_MAX_WAVES
+                                                                      : ROW_BATCHES_NARROW_N_MAX_WAVES)
+        : b.short_rows ? b.density >= ROW_BATCHES_SHORT_MIN_DENSITY &&
                            (double)b.blocks <= ROW_BATCHES_SHORT_MAX_BLOCKS_PER_SM * sms
         : b.density < ROW_BATCHES_MIN_DENSITY
             ? sparse_batches_pay(ctx, P, &b)
@@ -1776,7 +1792,12 @@ static spx_status take_row_batches(spx_ctx *ctx, cuda_plan *P, const batches_sha
     }
     if (forced || len >= (int)whylen)
         return SPX_OK;
-    if (shape.short_rows)
+    if (P->n < ROW_BATCHES_MIN_N)
+        snprintf(why + len, whylen - (size_t)len,
+                 ", because N = %lld is small and the blocks make %.2f of a wave: the product waits on its loads, "
+                 "and a team keeps %d of them in flight a lane",
+                 (long long)P->n, batches_waves(ctx, b), shape.batch);
+    else if (shape.short_rows)
         snprintf(why + len, whylen - (size_t)len,
                  ", because A's rows are short (at most %lld entries, %.1f%% of the cells, k = %lld) and the blocks "
                  "number %.1f an SM in all (at most %d)",

@@ -73,6 +73,13 @@
  * entries stay whole): */
 #define ROW_BATCHES_MIN_N 256
 #define ROW_BATCHES_MIN_K 1024
+/* ... and for ROW_BATCHES_SMALL_N_MIN <= N < ROW_BATCHES_MIN_N whatever A's
+ * density, where the blocks make at most ROW_BATCHES_SMALL_N_MAX_WAVES
+ * waves, or ROW_BATCHES_NARROW_N_MAX_WAVES where N leaves part of the one
+ * column tile's lanes idle (N < SPX_CUDA_BATCH_COLS) */
+#define ROW_BATCHES_SMALL_N_MIN 8
+#define ROW_BATCHES_SMALL_N_MAX_WAVES 1.0
+#define ROW_BATCHES_NARROW_N_MAX_WAVES 0.75
 #define ROW_BATCHES_SMALL_K 128
 #define ROW_BATCHES_FEW_ROWS 128
 #define ROW_BATCHES_MIN_DENSITY 0.04
