@@ -437,6 +437,17 @@ static void whole_rows_shapes(void)
                       "row (an equal share is 32) (moved to row starts", true, "rows of 20, 48 an SM");
         shape_matrix(A, "rows of 20, 48 an SM", SPX_CSR, NULL, n_raised, 1);
     }
+    /* At N <= 64 (f32) a power-law graph's longest row would hold a warp of
+     * the row kernels for its whole run, so AUTO takes merge path (merge_pays:
+     * 128 rounds of loads or more): R-MAT of scale 13 (16 entries a row, the
+     * longest about 1500: 375 rounds at N = 32) at N = 32, its 8192 rows
+     * making over 3/4 of a wave of the row batches' blocks up to 340 SMs */
+    static const int64_t n_skew[] = {32};
+    A = NULL;
+    CHECK_OK(g_ctx, spx_gen_rmat(g_ctx, 13, 16, 0, 0, 0, next_seed(), SPX_F32, SPX_INDEX_DEFAULT, &A));
+    if (A && gpu && di.sm_count <= 340)
+        auto_plan_says(A, 32, "merge path cuts it across warps", "R-MAT 13 at N = 32");
+    shape_matrix(A, "R-MAT 13", SPX_CSR, NULL, n_skew, 1);
     /* Short rows that fill the GPU four times over with warps taking 4
      * adjacent rows each (row_runs_pay in the CUDA plan: rows of at most 32
      * entries): 120000 rows of 1-12 entries, two in three empty (two bins:

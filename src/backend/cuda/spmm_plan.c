@@ -1224,6 +1224,23 @@ static bool merge_pays(spx_ctx *ctx, const cuda_plan *P, bool small_too, char *w
                  100.0 * long_share);
         return true;
     }
+    /* The row kernels give a row one warp whose sub-groups (32 over the lanes
+     * covering N) split its entries: the longest row's rounds of loads run one
+     * after another. H200, AUTO against AUTO before, same call: R-MAT of scale
+     * 11-16 (12-15 entries a row, the longest 557-6354) 1.56-5.13x on the 16
+     * f32 products at N = 8-64 that changed, 1.96-3.47x on 7 bf16 ones at N =
+     * 32 and 128, 1.57-5.91x on 10 f64 ones at N = 8 and 32; no shared-data
+     * matrix changed (ca-CondMat's longest row, 280, is under a quarter of an
+     * SM's share; docs/PERFORMANCE.md). */
+    const int64_t subgroups = 32 / spx__plan_group_for_n(P->n, P->dtype);
+    if (P->max_row >= MERGE_LONG_ROW_MIN_ROUNDS * subgroups &&
+        (double)P->max_row > MERGE_LONG_ROW_SM_SHARE * nnz / (double)spx__cuda_sm_count(ctx)) {
+        snprintf(why, whylen,
+                 "chosen because the longest row (%lld entries) would take one warp %lld rounds of loads, over %.0f%% "
+                 "of an SM's share of the entries; merge path cuts it across warps",
+                 (long long)P->max_row, (long long)(P->max_row / subgroups), 100.0 * MERGE_LONG_ROW_SM_SHARE);
+        return true;
+    }
     return false;
 }
 

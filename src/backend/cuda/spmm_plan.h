@@ -25,6 +25,12 @@
  * pieces) a launch: 28.8-29.6 -> 26.2-26.7 us (H100, docs/PERFORMANCE.md) */
 #define MERGE_FIXUP_SERIAL 64
 #define HUGE_ROW_WARPS 8
+/* AUTO takes merge path at N of half a warp of 16-byte loads or less where
+ * the row kernels' warp on the longest row would run MERGE_LONG_ROW_MIN_ROUNDS
+ * rounds of loads or more, and that row holds over MERGE_LONG_ROW_SM_SHARE
+ * of an SM's equal share of the entries (merge_pays in spmm_plan.c) */
+#define MERGE_LONG_ROW_MIN_ROUNDS 128
+#define MERGE_LONG_ROW_SM_SHARE 0.25
 /* AUTO gives every row a warp instead of merge path (warp_rows_pay in
  * spmm_plan.c), for f32, f16 and bf16 data, when rows hold at least
  * WARP_ROWS_MIN_AVG entries on average and at most WARP_ROWS_MAX_ROW, and
