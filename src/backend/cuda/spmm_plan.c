@@ -964,8 +964,9 @@ static bool sparse_batches_pay(spx_ctx *ctx, const cuda_plan *P, const batches_s
  *   over 36. Losses, on 6-11 us products: up to 0.89x in the short-row shape
  *   at k = 512-1000 (DLMC 2 % 2048 x 512 at N = 16-64), 0.92x on f16 pushpull
  *   at N = 64. Forced past the bounds: 0.63-0.98x on short, even rows
- *   (uniform, meshes, 1.2-3.9 waves) and 0.68-0.98x at N = 8-32 where the
- *   blocks make 0.95-0.97 of a wave (pruned 2048-4096 rows, pushpull).
+ *   (uniform, meshes, 1.2-3.9 waves) and, at N = 8-32 where the blocks make
+ *   0.95-0.97 of a wave, 0.68-0.91x (pruned 4096-row layers), 0.72-0.81x
+ *   (pushpull).
  * The batches' shape in *out. */
 static bool row_batches_may_pay(spx_ctx *ctx, const cuda_plan *P, batches_shape *out)
 {
@@ -1228,10 +1229,10 @@ static bool merge_pays(spx_ctx *ctx, const cuda_plan *P, bool small_too, char *w
      * covering N) split its entries: the longest row's rounds of loads run one
      * after another. H200, AUTO against AUTO before, same call: R-MAT of scale
      * 11-16 (12-15 entries a row, the longest 557-6354) 1.56-5.13x on the 16
-     * f32 products at N = 8-64 that changed, 1.96-3.47x on 7 bf16 ones at N =
-     * 32 and 128, 1.57-5.91x on 10 f64 ones at N = 8 and 32; no shared-data
-     * matrix changed (ca-CondMat's longest row, 280, is under a quarter of an
-     * SM's share; docs/PERFORMANCE.md). */
+     * f32 products at N = 8-64 that went to merge path, 1.96-3.47x on 7 bf16
+     * ones at N = 32 and 128, 1.57-5.91x on 10 f64 ones at N = 8 and 32; no
+     * shared-data matrix went to it (ca-CondMat's longest row, 280, is under
+     * a quarter of an SM's share; docs/PERFORMANCE.md). */
     const int64_t subgroups = 32 / spx__plan_group_for_n(P->n, P->dtype);
     if (P->max_row >= MERGE_LONG_ROW_MIN_ROUNDS * subgroups &&
         (double)P->max_row > MERGE_LONG_ROW_SM_SHARE * nnz / (double)spx__cuda_sm_count(ctx)) {
