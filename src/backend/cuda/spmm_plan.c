@@ -1232,7 +1232,9 @@ static bool merge_pays(spx_ctx *ctx, const cuda_plan *P, bool small_too, char *w
      * f32 products at N = 8-64 that went to merge path, 1.96-3.47x on 7 bf16
      * ones at N = 32 and 128, 1.57-5.91x on 10 f64 ones at N = 8 and 32; no
      * shared-data matrix went to it (ca-CondMat's longest row, 280, is under
-     * a quarter of an SM's share; docs/PERFORMANCE.md). */
+     * a quarter of an SM's share; docs/PERFORMANCE.md). On GPUs of over 25
+     * SMs this also covers every row the rule above takes (only its
+     * explanation comes first); both stay for smaller GPUs. */
     const int64_t subgroups = 32 / spx__plan_group_for_n(P->n, P->dtype);
     if (P->max_row >= MERGE_LONG_ROW_MIN_ROUNDS * subgroups &&
         (double)P->max_row > MERGE_LONG_ROW_SM_SHARE * nnz / (double)spx__cuda_sm_count(ctx)) {
