@@ -440,14 +440,34 @@ static void whole_rows_shapes(void)
     /* At N <= 64 (f32) a power-law graph's longest row would hold a warp of
      * the row kernels for its whole run, so AUTO takes merge path (merge_pays:
      * 128 rounds of loads or more): R-MAT of scale 13 (16 entries a row, the
-     * longest about 1500: 375 rounds at N = 32) at N = 32, its 8192 rows
-     * making over 3/4 of a wave of the row batches' blocks up to 340 SMs */
-    static const int64_t n_skew[] = {32};
+     * longest about 1500: 750 rounds at N = 48) at N = 48, its 8192 rows
+     * making over 3/4 of a wave of the row batches' blocks up to 340 SMs.
+     * At N = 32, in column tiles of 32, the batches take them on compute
+     * capability 9.0 on, their blocks (256 of 256 threads, two an SM) making
+     * at most a wave on 128 SMs or more (small_n_max_waves) */
+    static const int64_t n_skew[] = {48, 32};
     A = NULL;
     CHECK_OK(g_ctx, spx_gen_rmat(g_ctx, 13, 16, 0, 0, 0, next_seed(), SPX_F32, SPX_INDEX_DEFAULT, &A));
     if (A && gpu && di.sm_count <= 340)
-        auto_plan_says(A, 32, "merge path cuts it across warps", "R-MAT 13 at N = 32");
-    shape_matrix(A, "R-MAT 13", SPX_CSR, NULL, n_skew, 1);
+        auto_plan_says(A, 48, "merge path cuts it across warps", "R-MAT 13 at N = 48");
+    if (A && gpu && di.cc_major >= 9 && di.sm_count >= 128 && di.l2_bytes >= 4 * 8192 * 32 * 4)
+        auto_plan_says(A, 32, "column tile of 32", "R-MAT 13 at N = 32");
+    shape_matrix(A, "R-MAT 13", SPX_CSR, NULL, n_skew, 2);
+    /* Past a wave, in tiles of 16 columns (N = 16: 1024 blocks of 32 rows,
+     * four an SM, so 1-4 waves on 64-255 SMs), the batches take long rows (a
+     * pruned 32768 x 1024 layer at 95 %: 51 entries a row) but not rows of 16
+     * alike (narrow_tile_rows_pay) */
+    if (gpu && di.cc_major >= 9 && di.sm_count >= 64 && di.sm_count < 256) {
+        A = NULL;
+        CHECK_OK(g_ctx, spx_gen_pruned(g_ctx, 32768, 1024, 0.95, next_seed(), SPX_F32, SPX_INDEX_DEFAULT, &A));
+        if (A)
+            auto_plan_says(A, 16, "column tile of 16", "pruned 32768x1024 at N = 16");
+        spx_matrix_destroy(A);
+        A = build_random_rows(32768, 32768, 16, 16, 1, SPX_INDEX_I32);
+        if (A)
+            auto_plan_lacks(A, 16, "column tile", "32768x32768 16/row at N = 16");
+        spx_matrix_destroy(A);
+    }
     /* Short rows that fill the GPU four times over with warps taking 4
      * adjacent rows each (row_runs_pay in the CUDA plan: rows of at most 32
      * entries): 120000 rows of 1-12 entries, two in three empty (two bins:
@@ -538,16 +558,19 @@ static void whole_rows_shapes(void)
     const bool batches_fit = gpu && di.cc_major >= 9 && di.l2_bytes >= 4 * 4608 * 256;
     if (A && batches_fit && 16 * 64 >= 0.9 * di.sm_count)
         auto_plan_says(A, 4096, "staged 16 at a time", "pruned 512x2048 at N = 4096");
-    /* ... and at N < 256 where the blocks make under a wave (3/4 of one
-     * where N < 64 leaves lanes idle): the same layer at N = 32 (32 blocks of
-     * 256 threads) and N = 96 (64 blocks, two column tiles, the last part
-     * empty); under half a wave (128+ SMs), rows cut to fill it */
+    /* ... and at N < 256 where the blocks make under a wave: the same layer
+     * at N = 96 (64 blocks of 16 rows, two column tiles of 64, the last part
+     * empty) and, in tiles as wide as N, N = 32 and 16 (32 blocks of 16
+     * rows, 8 and 4 lanes a team); under half a wave (128+ SMs), rows cut
+     * to fill it (which may change the blocks' shape) */
     if (A && batches_fit && 32 <= 0.75 * di.sm_count) {
-        auto_plan_says(A, 32, "because N = 32 is small", "pruned 512x2048 at N = 32");
+        auto_plan_says(A, 32, "a team of 8 lanes per row and column tile of 32", "pruned 512x2048 at N = 32");
+        auto_plan_says(A, 16, "because N = 16 is small", "pruned 512x2048 at N = 16");
+        auto_plan_says(A, 16, "a team of 4 lanes per row and column tile of 16", "pruned 512x2048 at N = 16");
         auto_plan_says(A, 96, "because N = 96 is small", "pruned 512x2048 at N = 96");
     }
-    static const int64_t n_auto[] = {4096, 32, 96}, n_batches[] = {1024, 1031};
-    auto_runs(A, "pruned 512x2048", n_auto, 3);
+    static const int64_t n_auto[] = {4096, 32, 16, 96}, n_batches[] = {1024, 1031};
+    auto_runs(A, "pruned 512x2048", n_auto, 4);
     A = NULL;
     CHECK_OK(g_ctx, spx_gen_pruned(g_ctx, 256, 1024, 0.95, next_seed(), SPX_F32, SPX_INDEX_DEFAULT, &A));
     if (A && batches_fit && 8 * 16 >= 0.9 * di.sm_count)

@@ -88,34 +88,33 @@ cudaError_t spx__cuda_launch_rows(const spx_cuda_csr *A, const int32_t *rows,
 #define SPX_CUDA_ROW_RUN 4
 cudaError_t spx__cuda_launch_row_runs(const spx_cuda_csr *A, const int32_t *rows, int64_t nrows,
                                       const spx_cuda_dense_args *d);
-/* f32, f16 and bf16 (not rounded B): a team of SPX_CUDA_BATCH_LANES(batch)
- * lanes per row of the list (rows[0 .. nrows), NULL: 0, 1, ...) and column
- * tile of SPX_CUDA_BATCH_COLS, threads / lanes rows a block, the row's
- * entries staged `batch` at a time in shared memory: 512 threads and 16
- * entries, one block an SM; 256 and 32, one block an SM; 256 and 16, two
- * blocks an SM (teams of 16 lanes, four columns each); or 128 and 8, four
- * blocks an SM (teams of 8 lanes, eight columns each). With `slots` (not for
- * 8 entries a batch), the teams take slots[0 .. nrows) instead of rows: a
+/* f32, f16 and bf16 (not rounded B): a team of SPX_CUDA_BATCH_LANES(batch,
+ * cols) lanes per row of the list (rows[0 .. nrows), NULL: 0, 1, ...) and
+ * column tile of `cols` (SPX_CUDA_BATCH_COLS, or 32 or 16 where N is no
+ * wider), SPX_CUDA_BATCH_LANE_COLS(batch) columns a lane, threads / lanes
+ * rows a block, the row's entries staged `batch` at a time in shared memory:
+ * 32 rows and 16 entries; 16 rows and 32, 16 or 8 entries. With `slots` (not
+ * for 8 entries a batch), the teams take slots[0 .. nrows) instead of rows: a
  * row, or a piece of one whose team adds the next pieces' sums, in order,
  * before it writes the row; a row's pieces lie within one group of
- * SPX_CUDA_BATCH_PIECE_TEAMS teams (aligned), so within a block of either
- * size. */
+ * SPX_CUDA_BATCH_PIECE_TEAMS teams (aligned), so within a block. */
 #define SPX_CUDA_BATCH_COLS 64
-#define SPX_CUDA_BATCH_LANES(batch) ((batch) >= 16 ? 16 : 8)
+#define SPX_CUDA_BATCH_LANE_COLS(batch) ((batch) >= 16 ? 4 : 8)
+#define SPX_CUDA_BATCH_LANES(batch, cols) ((cols) / SPX_CUDA_BATCH_LANE_COLS(batch))
 #define SPX_CUDA_BATCH_PIECE_TEAMS 16
 typedef struct spx_cuda_batch_slot {
     int64_t start, end; /* its entries [start, end) of A */
     int32_t row;        /* C's row; -1 for a row's later pieces (and for slots left empty) */
     int32_t pieces;     /* a row's first piece: the row's pieces, on this team and the next ones; later pieces 0 */
 } spx_cuda_batch_slot;
-/* Blocks of the batches an SM: one for 512 threads with 16 entries a batch
- * (128 registers) and for 256 with 32 (up to 255), two for 256 with 16,
- * four for 128 with 8 (128 registers). */
-#define SPX_CUDA_BATCH_BLOCKS_PER_SM(threads, batch) \
-    ((threads) * (batch) >= 8192 ? 1 : (threads) * (batch) >= 4096 ? 2 : 4)
+/* Blocks of the batches an SM: 512 threads an SM with up to 16 entries a
+ * batch (128 registers), 256 with 32 (up to 255), whatever the tile: a
+ * narrower tile's block is the widest's with fewer lanes a team, and the SM
+ * holds more of them. */
+#define SPX_CUDA_BATCH_BLOCKS_PER_SM(threads, batch) (((batch) >= 32 ? 256 : 512) / (threads))
 cudaError_t spx__cuda_launch_row_batches(const spx_cuda_csr *A, const int32_t *rows,
                                          const spx_cuda_batch_slot *slots, int64_t nrows, int threads, int batch,
-                                         const spx_cuda_dense_args *d);
+                                         int cols, const spx_cuda_dense_args *d);
 /* Several warps per row (rows[offset .. offset + nrows)), fixed-order reduction. */
 cudaError_t spx__cuda_launch_block_rows(const spx_cuda_csr *A, const int32_t *rows, int64_t offset,
                                         int64_t nrows, int warps, int group,

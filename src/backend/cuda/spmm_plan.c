@@ -607,9 +607,17 @@ static bool tiled_pays(spx_ctx *ctx, const cuda_plan *P, char *why, size_t whyle
     return true;
 }
 
-/* The batches' value types: f32, and 16-bit data (tiles of 64 columns either
- * way, accumulated in f32). */
+/* The batches' value types: f32, and 16-bit data (the same column tiles
+ * either way, accumulated in f32). */
 static bool batches_type(spx_dtype t) { return t == SPX_F32 || t == SPX_F16 || t == SPX_BF16; }
+
+/* The batches' column tile: the narrowest of 16, 32 and SPX_CUDA_BATCH_COLS
+ * that holds N, so that no lane of a team idles for want of columns where N
+ * is 16 or 32. */
+static int64_t batches_cols(int64_t n)
+{
+    return n <= 16 ? 16 : n <= 32 ? 32 : SPX_CUDA_BATCH_COLS;
+}
 
 static int64_t batches_blocks(int64_t slots, int64_t rows, int64_t tiles)
 {
@@ -619,23 +627,20 @@ batches_shape spx__batches_shape_of(spx_ctx *ctx, const cuda_plan *P, int64_t sl
 {
     const int64_t sms = spx__cuda_sm_count(ctx);
     batches_shape b = {0};
-    b.cols = SPX_CUDA_BATCH_COLS;
+    b.cols = batches_cols(P->n);
     b.tiles = (P->n + b.cols - 1) / b.cols;
     b.density = P->m > 0 && P->k > 0 ? cell_share(P) : 0.0;
     b.short_rows = b.density < ROW_BATCHES_MIN_DENSITY && P->k < ROW_BATCHES_MIN_K;
     if (b.short_rows) {
-        b.threads = 128;
+        b.rows = 16;
         b.batch = 8;
-        b.rows = b.threads / SPX_CUDA_BATCH_LANES(b.batch);
         b.blocks = batches_blocks(slots, b.rows, b.tiles);
     } else {
-        const int lanes = SPX_CUDA_BATCH_LANES(16); /* of 16 entries a batch and of 32 */
-        b.threads = (double)batches_blocks(slots, 512 / lanes, b.tiles) >= ROW_BATCHES_MIN_WAVES * (double)sms ? 512
-                                                                                                              : 256;
-        b.rows = b.threads / lanes;
+        b.rows = (double)batches_blocks(slots, 32, b.tiles) >= ROW_BATCHES_MIN_WAVES * (double)sms ? 32 : 16;
         b.blocks = batches_blocks(slots, b.rows, b.tiles);
-        b.batch = b.threads == 256 && b.blocks <= sms ? 32 : 16;
+        b.batch = b.rows == 16 && b.blocks <= sms ? 32 : 16;
     }
+    b.threads = (int)b.rows * SPX_CUDA_BATCH_LANES(b.batch, (int)b.cols);
     b.blocks_per_sm = SPX_CUDA_BATCH_BLOCKS_PER_SM(b.threads, b.batch);
     b.slice_bytes = (double)P->k * (double)b.cols * (double)spx_dtype_size(P->dtype);
     return b;
@@ -648,7 +653,7 @@ static int describe_row_batches(const batches_shape *b, char *why, size_t whylen
                     "a team of %d lanes per row and column tile of %lld, the row's entries staged %d at a time in "
                     "shared memory and %d B row segments in flight a lane, %lld rows a block of %d threads (%lld "
                     "blocks, %d an SM)",
-                    SPX_CUDA_BATCH_LANES(b->batch), (long long)b->cols, b->batch, b->batch, (long long)b->rows,
+                    SPX_CUDA_BATCH_LANES(b->batch, (int)b->cols), (long long)b->cols, b->batch, b->batch, (long long)b->rows,
                     b->threads, (long long)b->blocks, b->blocks_per_sm);
 }
 
@@ -794,6 +799,46 @@ batch_cut spx__row_batches_cut(spx_ctx *ctx, const cuda_plan *P, const batches_s
         c.sm_rows = busiest_sm_rows(ctx, &cut);
     }
     return c;
+}
+
+/* Rows that hold ROW_BATCHES_NARROW_LONG_AVG entries on average, or
+ * ROW_BATCHES_NARROW_SKEWED_AVG with the longest ROW_BATCHES_NARROW_SKEW
+ * times that or more (the batches cut it; the row kernels and merge path
+ * wait on it or add its pieces in a second launch). */
+static bool narrow_tile_rows_pay(const cuda_plan *P)
+{
+    const double avg = P->m > 0 ? (double)P->csr.nnz / (double)P->m : 0.0;
+    return avg >= ROW_BATCHES_NARROW_LONG_AVG ||
+           (avg >= ROW_BATCHES_NARROW_SKEWED_AVG && (double)P->max_row >= ROW_BATCHES_NARROW_SKEW * avg);
+}
+
+/* The waves the batches' blocks may make at N < ROW_BATCHES_MIN_N: in tiles
+ * of SPX_CUDA_BATCH_COLS, ROW_BATCHES_SMALL_N_MAX_WAVES, or
+ * ROW_BATCHES_NARROW_N_MAX_WAVES where N leaves part of the tile's lanes
+ * idle; in the narrower tiles of N <= 32, ROW_BATCHES_NARROW_TILE_MAX_WAVES
+ * where rows hold ROW_BATCHES_NARROW_SKEWED_AVG entries on average or more
+ * (narrow_tile_rows_pay then asks more of them once the longest is known:
+ * row_batches_pay), else ROW_BATCHES_SMALL_N_MAX_WAVES. H200, f32, same
+ * binary and call (docs/PERFORMANCE.md, seventy-second round):
+ * - Forced, tiles of 16 and 32 columns ran 1.14-1.16x (DLMC, N = 8-32),
+ *   1.26-1.36x (generated) and 1.21-1.23x (the shared matrices) as fast as
+ *   the tile of 64 with its idle lanes (geometric means), in blocks of the
+ *   same rows.
+ * - Against AUTO under the bounds before (one wave, 3/4 of one where N left
+ *   lanes idle): at N = 24 and 0.97 of a wave 1.33-1.98x on 8192-row pruned
+ *   layers and R-MAT 13; at 1.9-3.9 waves 1.28-1.76x on pruned layers of
+ *   51-205 entries a row and R-MAT 15, but 0.80-1.25x on graphs of 2-8
+ *   entries a row, 0.89-1.04x on uniform rows of 16, 0.67-0.87x on meshes;
+ *   past 4 waves 0.72-1.08x (meshes, uniform rows, a graph).
+ * - At N = 40-56 tiles of 16 and 32 ran 0.74-0.96x as fast as those of 64
+ *   (geometric means over DLMC and four generated products); at N = 80-96
+ *   0.87-1.11x. */
+static double small_n_max_waves(const cuda_plan *P, const batches_shape *b)
+{
+    if (b->cols == SPX_CUDA_BATCH_COLS)
+        return P->n >= b->cols ? ROW_BATCHES_SMALL_N_MAX_WAVES : ROW_BATCHES_NARROW_N_MAX_WAVES;
+    const double avg = P->m > 0 ? (double)P->csr.nnz / (double)P->m : 0.0;
+    return avg >= ROW_BATCHES_NARROW_SKEWED_AVG ? ROW_BATCHES_NARROW_TILE_MAX_WAVES : ROW_BATCHES_SMALL_N_MAX_WAVES;
 }
 
 /* Under ROW_BATCHES_MIN_DENSITY with k >= ROW_BATCHES_MIN_K (smaller k
@@ -967,6 +1012,8 @@ static bool sparse_batches_pay(spx_ctx *ctx, const cuda_plan *P, const batches_s
  *   (uniform, meshes, 1.2-3.9 waves) and, at N = 8-32 where the blocks make
  *   0.95-0.97 of a wave, 0.68-0.91x (pruned 4096-row layers), 0.72-0.81x
  *   (pushpull).
+ * - Since N up to 32 takes column tiles of 16 or 32 (batches_cols): see
+ *   small_n_max_waves.
  * The batches' shape in *out. */
 static bool row_batches_may_pay(spx_ctx *ctx, const cuda_plan *P, batches_shape *out)
 {
@@ -977,8 +1024,7 @@ static bool row_batches_may_pay(spx_ctx *ctx, const cuda_plan *P, batches_shape 
     const batches_shape b = *out = spx__batches_shape_of(ctx, P, P->m);
     const bool shape_pays =
         P->n < ROW_BATCHES_MIN_N
-            ? batches_waves(ctx, &b) <= (P->n >= SPX_CUDA_BATCH_COLS ? ROW_BATCHES_SMALL_N_MAX_WAVES
-                                                                      : ROW_BATCHES_NARROW_N_MAX_WAVES)
+            ? batches_waves(ctx, &b) <= small_n_max_waves(P, &b)
         : b.short_rows ? b.density >= ROW_BATCHES_SHORT_MIN_DENSITY &&
                            (double)b.blocks <= ROW_BATCHES_SHORT_MAX_BLOCKS_PER_SM * sms
         : b.density < ROW_BATCHES_MIN_DENSITY
@@ -993,9 +1039,14 @@ static bool row_batches_may_pay(spx_ctx *ctx, const cuda_plan *P, batches_shape 
  * uncut, the 512 x 128 DLMC layers at N = 256 and 512, whose longest rows of
  * 39-80 entries are 3-6 times a team's share, ran 1.1-1.3x over AUTO's other
  * choices; the 512 x 2048 ones, 484 and 1179 entries, 6 and 12 times:
- * 0.74-0.89x. `shape`: row_batches_may_pay's. */
-static bool row_batches_pay(const cuda_plan *P, const batches_shape *shape)
+ * 0.74-0.89x. At N < ROW_BATCHES_MIN_N in a tile narrower than
+ * SPX_CUDA_BATCH_COLS, past ROW_BATCHES_SMALL_N_MAX_WAVES waves, the rows
+ * are long or skewed (narrow_tile_rows_pay). `shape`: row_batches_may_pay's. */
+static bool row_batches_pay(spx_ctx *ctx, const cuda_plan *P, const batches_shape *shape)
 {
+    if (P->n < ROW_BATCHES_MIN_N && shape->cols < SPX_CUDA_BATCH_COLS &&
+        batches_waves(ctx, shape) > ROW_BATCHES_SMALL_N_MAX_WAVES && !narrow_tile_rows_pay(P))
+        return false;
     return !shape->short_rows || P->max_row <= ROW_BATCHES_SHORT_ROW_MAX;
 }
 
@@ -1594,7 +1645,7 @@ static void choose_bin_kernels(spx_ctx *ctx, cuda_plan *P, bool full_tiles)
 {
     int64_t resident_threads = 2048 * spx__cuda_sm_count(ctx);
     int64_t vec = 16 / (int64_t)spx_dtype_size(P->dtype);
-    int gn = P->row_batches ? SPX_CUDA_BATCH_LANES(P->row_batch)
+    int gn = P->row_batches ? SPX_CUDA_BATCH_LANES(P->row_batch, P->row_batch_cols)
              : P->panel > 0 ? (int)(P->panel / vec)
                             : spx__plan_group_for_n(P->n, P->dtype);
     /* W warps per row (block_rows_pay) were counted at the full group */
@@ -1789,6 +1840,7 @@ static spx_status take_row_batches(spx_ctx *ctx, cuda_plan *P, const batches_sha
     *taken = true;
     P->row_batches = shape.threads;
     P->row_batch = shape.batch;
+    P->row_batch_cols = (int)shape.cols;
     choose_bin_kernels(ctx, P, false);
     int len = describe_row_batches(&shape, why, whylen);
     if (cut && len < (int)whylen) {
@@ -2079,7 +2131,7 @@ spx_status spx__cuda_spmm_plan_create(spx_ctx *ctx, const spx_spmm_args *a, void
         bool binned = false;     /* the bins below are built already */
         bool merge_first = false; /* merge path has taken the batches' place */
         batches_shape batches;
-        /* not with asked column panels: the batches' tiles are 64 columns */
+        /* not with asked column panels: the batches choose their own tiles */
         if (P->alg == SPX_SPMM_AUTO && !(opts.panel_cols > 0 && opts.panel_cols < P->n) &&
             row_batches_may_pay(ctx, P, &batches)) {
             /* the longest row is known once the bins are built */
@@ -2087,7 +2139,7 @@ spx_status spx__cuda_spmm_plan_create(spx_ctx *ctx, const spx_spmm_args *a, void
                 break;
             binned = true;
             bool taken = false;
-            if (row_batches_pay(P, &batches) && !(merge_first = merge_place_first(ctx, P, &batches)) &&
+            if (row_batches_pay(ctx, P, &batches) && !(merge_first = merge_place_first(ctx, P, &batches)) &&
                 ((s = take_row_batches(ctx, P, &batches, false, why, sizeof why, &taken)) || taken))
                 break;
         }
@@ -2159,8 +2211,8 @@ spx_status spx__cuda_spmm_plan_create(spx_ctx *ctx, const spx_spmm_args *a, void
                            spx_dtype_name(P->dtype), P->op ? "T" : "N", spx_precision_name(P->precision),
                            P->deterministic ? ", deterministic" : "");
         if (row_kernels) {
-            /* the batches' tiles are 64 columns whatever the type */
-            const int64_t tile = P->row_batches ? (int64_t)SPX_CUDA_BATCH_COLS : row_tile_cols(P, P->group),
+            /* the batches' tiles are as many columns whatever the type */
+            const int64_t tile = P->row_batches ? (int64_t)P->row_batch_cols : row_tile_cols(P, P->group),
                           tiles = (P->n + tile - 1) / tile;
             len += snprintf(txt + len, cap - (size_t)len, "%s%s%s; rows binned by length:\n",
                             P->alg == SPX_SPMM_AUTO ? "automatic choice per bin"

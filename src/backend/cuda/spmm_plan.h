@@ -82,10 +82,18 @@
 /* ... and for ROW_BATCHES_SMALL_N_MIN <= N < ROW_BATCHES_MIN_N whatever A's
  * density, where the blocks make at most ROW_BATCHES_SMALL_N_MAX_WAVES
  * waves, or ROW_BATCHES_NARROW_N_MAX_WAVES where N leaves part of the one
- * column tile's lanes idle (N < SPX_CUDA_BATCH_COLS) */
+ * column tile's lanes idle (32 < N < SPX_CUDA_BATCH_COLS); in the tiles of
+ * 16 or 32 columns of N <= 32, up to ROW_BATCHES_NARROW_TILE_MAX_WAVES where
+ * rows hold ROW_BATCHES_NARROW_LONG_AVG entries on average, or
+ * ROW_BATCHES_NARROW_SKEWED_AVG with the longest ROW_BATCHES_NARROW_SKEW
+ * times that (small_n_max_waves, narrow_tile_rows_pay in spmm_plan.c) */
 #define ROW_BATCHES_SMALL_N_MIN 8
 #define ROW_BATCHES_SMALL_N_MAX_WAVES 1.0
 #define ROW_BATCHES_NARROW_N_MAX_WAVES 0.75
+#define ROW_BATCHES_NARROW_TILE_MAX_WAVES 4.0
+#define ROW_BATCHES_NARROW_LONG_AVG 32.0
+#define ROW_BATCHES_NARROW_SKEWED_AVG 12.0
+#define ROW_BATCHES_NARROW_SKEW 4.0
 #define ROW_BATCHES_SMALL_K 128
 #define ROW_BATCHES_FEW_ROWS 128
 #define ROW_BATCHES_MIN_DENSITY 0.04
@@ -222,7 +230,8 @@ typedef struct cuda_plan {
     bool row_runs;              /* AUTO, every bin: warps take SPX_CUDA_ROW_RUN adjacent rows (row_runs_pay) */
     int row_batches;            /* every row: 0, or the threads a block (512, 256 or 128) of teams staging
                                    their entries in batches (spx__batches_shape_of) */
-    int row_batch;              /* ... and the entries a batch (8, 16 or 32) */
+    int row_batch;              /* ... the entries a batch (8, 16 or 32) */
+    int row_batch_cols;         /* ... and the columns a tile (SPX_CUDA_BATCH_COLS, 32 or 16) */
     spx_cuda_batch_slot *batch_slots; /* ... the teams' slots where long rows are cut (cut_batch_rows;
                                          NULL: rows_sorted) */
     int64_t batch_nslots;

@@ -177,8 +177,9 @@ __global__ void __launch_bounds__(128, sizeof(T) == 4 ? 10 : 1) row_runs_kernel(
     }
 }
 
-// BATCHES: a team of L = SPX_CUDA_BATCH_LANES(U) lanes per row and column
-// tile of 64 (blockIdx.y), BT / L rows a block of BT threads. The team
+// BATCHES: a team of L = SPX_CUDA_BATCH_LANES(U, C) lanes per row and column
+// tile of C (blockIdx.y), V = SPX_CUDA_BATCH_LANE_COLS(U) columns a lane, BT /
+// L rows a block of BT threads. The team
 // stages its row's entries U at a time in shared memory, double-buffered: the
 // next batch's
 // loads are in flight while this one's U B row segments are, all issued
@@ -187,8 +188,8 @@ __global__ void __launch_bounds__(128, sizeof(T) == 4 ? 10 : 1) row_runs_kernel(
 // matrices at large N that left it behind cuSPARSE's csrmm_v3, whose SASS
 // shows this structure (ncu; H100, DLMC layers of 512 rows:
 // docs/PERFORMANCE.md; on those rows 8 a batch, or each register reloaded
-// right after its FMA, were 1.3-2x slower). Shapes (the plan's): 512 threads
-// and U = 16, one block an SM (128 registers); 256 and 32, one block an SM (up
+// right after its FMA, were 1.3-2x slower). Shapes (the plan's), in tiles of
+// 64 columns: 512 threads and U = 16, one block an SM (128 registers); 256 and 32, one block an SM (up
 // to 255 registers), where the blocks are few, as csrmm_v3 does (1.16x over 16
 // on the DLMC layers at N = 256); 256 and 16, two blocks an SM; 128 and 8,
 // four blocks an SM, on short rows (1.12-1.15x over TILED and the row kernels
@@ -209,15 +210,21 @@ __global__ void __launch_bounds__(128, sizeof(T) == 4 ? 10 : 1) row_runs_kernel(
 // neighbouring rows lost). With slots (p.slots), a long row's pieces run on
 // adjacent teams of a block, so that no team waits on a whole long row: after
 // the batches the later pieces leave their sums in shared memory (where the
-// batches were staged) and the first piece adds them in order.
-template <typename T, typename TB, int V, bool SPREAD, int BT, int U>
+// batches were staged) and the first piece adds them in order. Where N is at
+// most 32, the tile is 32 or 16 columns: the same rows a block in teams of a
+// half or a quarter of the lanes, so blocks of as many fewer threads, two or
+// four times as many an SM; no lane idles for want of columns (H200, forced,
+// 1.14-1.36x over the tile of 64 at N = 8-32; in blocks of the 64-column
+// tile's threads, the few blocks of small products on as few SMs lost up to
+// 20 %: docs/PERFORMANCE.md).
+template <typename T, typename TB, bool SPREAD, int BT, int U, int C>
 __global__ void __launch_bounds__(BT, SPX_CUDA_BATCH_BLOCKS_PER_SM(BT, U)) row_batches_kernel(const rows_params<T, TB> p)
 {
     typedef typename acc_of<T>::type A;
-    constexpr int L = SPX_CUDA_BATCH_LANES(U), ROWS = BT / L;
+    constexpr int V = SPX_CUDA_BATCH_LANE_COLS(U), L = SPX_CUDA_BATCH_LANES(U, C), ROWS = BT / L;
     constexpr int E = U / L;         // entries a lane stages
     constexpr bool PIECES = U >= 16; // the launch takes slots (8 a batch: short rows, never cut)
-    static_assert(L <= 32 && U % L == 0 && L * V == SPX_CUDA_BATCH_COLS, "a team within a warp, its tile");
+    static_assert(L >= 1 && L <= 32 && U % L == 0 && L * V == C, "a team within a warp, its tile");
     static_assert(ROWS % SPX_CUDA_BATCH_PIECE_TEAMS == 0, "a row's pieces within one block");
     __shared__ __align__(16) union {
         struct {
@@ -452,19 +459,18 @@ cudaError_t launch_row_runs_t(const spx_cuda_csr *A, const int32_t *rows, int64_
     return cudaGetLastError();
 }
 
-template <typename T, bool SPREAD, int BT, int U>
+template <typename T, bool SPREAD, int BT, int U, int C>
 cudaError_t launch_row_batches_t(const spx_cuda_csr *A, const int32_t *rows, const spx_cuda_batch_slot *slots,
                                  int64_t nrows, const spx_cuda_dense_args *d)
 {
-    constexpr int L = SPX_CUDA_BATCH_LANES(U);
+    constexpr int L = SPX_CUDA_BATCH_LANES(U, C);
     rows_params<T> p = csr_params<T, T>(A, rows, d, L);
     p.slots = slots;
     p.seg_rows[0] = nrows;
     const int64_t blocks = (nrows * L + BT - 1) / BT;
     if (blocks > 0x7fffffff)
         return cudaErrorInvalidConfiguration;
-    row_batches_kernel<T, T, SPX_CUDA_BATCH_COLS / L, SPREAD, BT, U>
-        <<<dim3((unsigned)blocks, grid_y(d->n, SPX_CUDA_BATCH_COLS)), BT, 0, d->stream>>>(p);
+    row_batches_kernel<T, T, SPREAD, BT, U, C><<<dim3((unsigned)blocks, grid_y(d->n, C)), BT, 0, d->stream>>>(p);
     return cudaGetLastError();
 }
 
@@ -515,29 +521,45 @@ extern "C" cudaError_t spx__cuda_launch_row_runs(const spx_cuda_csr *A, const in
 #undef CALL
 }
 
-// The batches' shapes (spx__cuda_launch_row_batches) for values of T. A
-// team's tile is 64 columns whatever the type: in teams of 16 lanes, four
-// columns a lane, one 16-byte load of a B row segment for f32, 8 bytes for
-// 16-bit data; in teams of 8 (8 entries a batch), eight columns a lane, two
-// 16-byte loads for f32, one for 16-bit data.
-template <typename T, bool SPREAD>
+// The batches' shapes (spx__cuda_launch_row_batches) for values of T and
+// a column tile of C: 32 rows a block with 16 entries a batch; 16 rows with
+// 32, 16 or 8 entries. Four columns a lane with 16 or 32 entries a batch:
+// one 16-byte load of a B row segment for f32, 8 bytes for 16-bit data;
+// eight with 8 entries a batch: two 16-byte loads for f32, one for 16-bit
+// data.
+template <typename T, bool SPREAD, int C>
 cudaError_t launch_row_batches_of(const spx_cuda_csr *A, const int32_t *rows, const spx_cuda_batch_slot *slots,
                                   int64_t nrows, int threads, int batch, const spx_cuda_dense_args *d)
 {
-    if (threads == 512 && batch == 16)
-        return launch_row_batches_t<T, SPREAD, 512, 16>(A, rows, slots, nrows, d);
-    if (threads == 256 && batch == 32)
-        return launch_row_batches_t<T, SPREAD, 256, 32>(A, rows, slots, nrows, d);
-    if (threads == 256 && batch == 16)
-        return launch_row_batches_t<T, SPREAD, 256, 16>(A, rows, slots, nrows, d);
-    if (threads == 128 && batch == 8)
-        return launch_row_batches_t<T, SPREAD, 128, 8>(A, rows, slots, nrows, d);
+    const int lanes = SPX_CUDA_BATCH_LANES(batch, C);
+    const int block_rows = lanes > 0 && threads % lanes == 0 ? threads / lanes : 0;
+    if (block_rows == 32 && batch == 16)
+        return launch_row_batches_t<T, SPREAD, 32 * SPX_CUDA_BATCH_LANES(16, C), 16, C>(A, rows, slots, nrows, d);
+    if (block_rows == 16 && batch == 32)
+        return launch_row_batches_t<T, SPREAD, 16 * SPX_CUDA_BATCH_LANES(32, C), 32, C>(A, rows, slots, nrows, d);
+    if (block_rows == 16 && batch == 16)
+        return launch_row_batches_t<T, SPREAD, 16 * SPX_CUDA_BATCH_LANES(16, C), 16, C>(A, rows, slots, nrows, d);
+    if (block_rows == 16 && batch == 8)
+        return launch_row_batches_t<T, SPREAD, 16 * SPX_CUDA_BATCH_LANES(8, C), 8, C>(A, rows, slots, nrows, d);
     return cudaErrorInvalidValue;
+}
+
+template <typename T, bool SPREAD>
+cudaError_t launch_row_batches_cols(const spx_cuda_csr *A, const int32_t *rows, const spx_cuda_batch_slot *slots,
+                                    int64_t nrows, int threads, int batch, int cols, const spx_cuda_dense_args *d)
+{
+    switch (cols) {
+    case SPX_CUDA_BATCH_COLS:
+        return launch_row_batches_of<T, SPREAD, SPX_CUDA_BATCH_COLS>(A, rows, slots, nrows, threads, batch, d);
+    case 32: return launch_row_batches_of<T, SPREAD, 32>(A, rows, slots, nrows, threads, batch, d);
+    case 16: return launch_row_batches_of<T, SPREAD, 16>(A, rows, slots, nrows, threads, batch, d);
+    default: return cudaErrorInvalidValue;
+    }
 }
 
 extern "C" cudaError_t spx__cuda_launch_row_batches(const spx_cuda_csr *A, const int32_t *rows,
                                                     const spx_cuda_batch_slot *slots, int64_t nrows, int threads,
-                                                    int batch, const spx_cuda_dense_args *d)
+                                                    int batch, int cols, const spx_cuda_dense_args *d)
 {
     if (nrows <= 0 || d->n <= 0)
         return cudaSuccess;
@@ -545,8 +567,8 @@ extern "C" cudaError_t spx__cuda_launch_row_batches(const spx_cuda_csr *A, const
     if (d->b_round || (slots && batch < 16))
         return cudaErrorInvalidValue;
 #define CALL(T)                                                                                                       \
-    (d->vec > 1 ? launch_row_batches_of<T, false>(A, rows, slots, nrows, threads, batch, d)                           \
-                : launch_row_batches_of<T, true>(A, rows, slots, nrows, threads, batch, d))
+    (d->vec > 1 ? launch_row_batches_cols<T, false>(A, rows, slots, nrows, threads, batch, cols, d)                   \
+                : launch_row_batches_cols<T, true>(A, rows, slots, nrows, threads, batch, cols, d))
     switch (d->dtype) {
     case SPX_F32: return CALL(float);
     case SPX_F16: return CALL(__half);
