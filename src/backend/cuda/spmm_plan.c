@@ -653,8 +653,8 @@ static int describe_row_batches(const batches_shape *b, char *why, size_t whylen
                     "a team of %d lanes per row and column tile of %lld, the row's entries staged %d at a time in "
                     "shared memory and %d B row segments in flight a lane, %lld rows a block of %d threads (%lld "
                     "blocks, %d an SM)",
-                    SPX_CUDA_BATCH_LANES(b->batch, (int)b->cols), (long long)b->cols, b->batch, b->batch, (long long)b->rows,
-                    b->threads, (long long)b->blocks, b->blocks_per_sm);
+                    SPX_CUDA_BATCH_LANES(b->batch, (int)b->cols), (long long)b->cols, b->batch, b->batch,
+                    (long long)b->rows, b->threads, (long long)b->blocks, b->blocks_per_sm);
 }
 
 /* The waves the batches' blocks make: the blocks over those the SMs hold at
@@ -820,19 +820,19 @@ static bool narrow_tile_rows_pay(const cuda_plan *P)
  * (narrow_tile_rows_pay then asks more of them once the longest is known:
  * row_batches_pay), else ROW_BATCHES_SMALL_N_MAX_WAVES. H200, f32, same
  * binary and call (docs/PERFORMANCE.md, seventy-second round):
- * - Forced, tiles of 16 and 32 columns ran 1.14-1.16x (DLMC, N = 8-32),
+ * - Forced, tiles of 16 and 32 columns ran 1.13-1.15x (DLMC, N = 8-32),
  *   1.26-1.36x (generated) and 1.21-1.23x (the shared matrices) as fast as
  *   the tile of 64 with its idle lanes (geometric means), in blocks of the
  *   same rows.
  * - Against AUTO under the bounds before (one wave, 3/4 of one where N left
  *   lanes idle): at N = 24 and 0.97 of a wave 1.33-1.98x on 8192-row pruned
- *   layers and R-MAT 13; at 1.9-3.9 waves 1.28-1.76x on pruned layers of
+ *   layers and R-MAT 13; at 1.9-3.9 waves 1.28-1.75x on pruned layers of
  *   51-205 entries a row and R-MAT 15, but 0.80-1.25x on graphs of 2-8
  *   entries a row, 0.89-1.04x on uniform rows of 16, 0.67-0.87x on meshes;
  *   past 4 waves 0.72-1.08x (meshes, uniform rows, a graph).
- * - At N = 40-56 tiles of 16 and 32 ran 0.74-0.96x as fast as those of 64
+ * - At N = 40-56 tiles of 16 and 32 ran 0.74-0.97x as fast as those of 64
  *   (geometric means over DLMC and four generated products); at N = 80-96
- *   0.87-1.11x. */
+ *   0.84-1.11x. */
 static double small_n_max_waves(const cuda_plan *P, const batches_shape *b)
 {
     if (b->cols == SPX_CUDA_BATCH_COLS)
@@ -2211,7 +2211,7 @@ spx_status spx__cuda_spmm_plan_create(spx_ctx *ctx, const spx_spmm_args *a, void
                            spx_dtype_name(P->dtype), P->op ? "T" : "N", spx_precision_name(P->precision),
                            P->deterministic ? ", deterministic" : "");
         if (row_kernels) {
-            /* the batches' tiles are as many columns whatever the type */
+            /* the batches' tiles: row_batch_cols columns whatever the type */
             const int64_t tile = P->row_batches ? (int64_t)P->row_batch_cols : row_tile_cols(P, P->group),
                           tiles = (P->n + tile - 1) / tile;
             len += snprintf(txt + len, cap - (size_t)len, "%s%s%s; rows binned by length:\n",

@@ -228,7 +228,7 @@ typedef struct cuda_plan {
     int group;                  /* lanes covering the columns in the row kernels (group x 16 bytes) */
     int row_warps;              /* AUTO, every bin: 1 a warp per row (warp_rows_pay), W > 1 W warps (block_rows_pay) */
     bool row_runs;              /* AUTO, every bin: warps take SPX_CUDA_ROW_RUN adjacent rows (row_runs_pay) */
-    int row_batches;            /* every row: 0, or the threads a block (512, 256 or 128) of teams staging
+    int row_batches;            /* every row: 0, or the threads a block (512 down to 32) of teams staging
                                    their entries in batches (spx__batches_shape_of) */
     int row_batch;              /* ... the entries a batch (8, 16 or 32) */
     int row_batch_cols;         /* ... and the columns a tile (SPX_CUDA_BATCH_COLS, 32 or 16) */
@@ -258,13 +258,15 @@ typedef struct cuda_plan {
 } cuda_plan;
 
 /* The batches' grid over `slots` teams' rows (the rows, or the slots where
- * long rows are cut; blocks of 512 threads, 32 slots x 64 columns; of 256,
- * 16 slots, where 512 would not make ROW_BATCHES_MIN_WAVES waves; of 128 in
- * teams of 8 lanes, 16 slots, where the rows are short), the entries a batch
- * (16 in blocks of 512, one an SM; in blocks of 256, 32 where they number at
- * most the SMs, one an SM, else 16, two an SM; 8 in blocks of 128, four an
- * SM), the blocks an SM, the bytes of a
- * column tile's slice of B (k rows of 64 columns of the data's type), A's share of its cells
+ * long rows are cut), in tiles of `cols` columns (64, or 32 or 16 where N is
+ * no wider: the threads below then a half or a quarter, the blocks an SM
+ * twice or four times): blocks of 512 threads, 32 slots; of 256, 16 slots,
+ * where 512 would not make ROW_BATCHES_MIN_WAVES waves; of 128 in teams of 8
+ * lanes, 16 slots, where the rows are short; the entries a batch (16 in
+ * blocks of 512, one an SM; in blocks of 256, 32 where they number at most
+ * the SMs, one an SM, else 16, two an SM; 8 in blocks of 128, four an SM),
+ * the blocks an SM, the bytes of a column tile's slice of B (k rows of
+ * `cols` columns of the data's type), A's share of its cells
  * (0 where m or k is 0), and whether the rows are short: under
  * ROW_BATCHES_MIN_DENSITY with k < ROW_BATCHES_MIN_K, so under 41 entries on
  * average. */

@@ -214,7 +214,7 @@ __global__ void __launch_bounds__(128, sizeof(T) == 4 ? 10 : 1) row_runs_kernel(
 // most 32, the tile is 32 or 16 columns: the same rows a block in teams of a
 // half or a quarter of the lanes, so blocks of as many fewer threads, two or
 // four times as many an SM; no lane idles for want of columns (H200, forced,
-// 1.14-1.36x over the tile of 64 at N = 8-32; in blocks of the 64-column
+// 1.13-1.36x over the tile of 64 at N = 8-32; in blocks of the 64-column
 // tile's threads, the few blocks of small products on as few SMs lost up to
 // 20 %: docs/PERFORMANCE.md).
 template <typename T, typename TB, bool SPREAD, int BT, int U, int C>
