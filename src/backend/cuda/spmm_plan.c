@@ -801,13 +801,19 @@ batch_cut spx__row_batches_cut(spx_ctx *ctx, const cuda_plan *P, const batches_s
     return c;
 }
 
+/* The entries a row of op(A) holds on average (0 without rows). */
+static double entries_per_row(const cuda_plan *P)
+{
+    return P->m > 0 ? (double)P->csr.nnz / (double)P->m : 0.0;
+}
+
 /* Rows that hold ROW_BATCHES_NARROW_LONG_AVG entries on average, or
  * ROW_BATCHES_NARROW_SKEWED_AVG with the longest ROW_BATCHES_NARROW_SKEW
  * times that or more (the batches cut it; the row kernels and merge path
  * wait on it or add its pieces in a second launch). */
 static bool narrow_tile_rows_pay(const cuda_plan *P)
 {
-    const double avg = P->m > 0 ? (double)P->csr.nnz / (double)P->m : 0.0;
+    const double avg = entries_per_row(P);
     return avg >= ROW_BATCHES_NARROW_LONG_AVG ||
            (avg >= ROW_BATCHES_NARROW_SKEWED_AVG && (double)P->max_row >= ROW_BATCHES_NARROW_SKEW * avg);
 }
@@ -837,8 +843,8 @@ static double small_n_max_waves(const cuda_plan *P, const batches_shape *b)
 {
     if (b->cols == SPX_CUDA_BATCH_COLS)
         return P->n >= b->cols ? ROW_BATCHES_SMALL_N_MAX_WAVES : ROW_BATCHES_NARROW_N_MAX_WAVES;
-    const double avg = P->m > 0 ? (double)P->csr.nnz / (double)P->m : 0.0;
-    return avg >= ROW_BATCHES_NARROW_SKEWED_AVG ? ROW_BATCHES_NARROW_TILE_MAX_WAVES : ROW_BATCHES_SMALL_N_MAX_WAVES;
+    return entries_per_row(P) >= ROW_BATCHES_NARROW_SKEWED_AVG ? ROW_BATCHES_NARROW_TILE_MAX_WAVES
+                                                               : ROW_BATCHES_SMALL_N_MAX_WAVES;
 }
 
 /* Under ROW_BATCHES_MIN_DENSITY with k >= ROW_BATCHES_MIN_K (smaller k
@@ -1039,13 +1045,13 @@ static bool row_batches_may_pay(spx_ctx *ctx, const cuda_plan *P, batches_shape 
  * uncut, the 512 x 128 DLMC layers at N = 256 and 512, whose longest rows of
  * 39-80 entries are 3-6 times a team's share, ran 1.1-1.3x over AUTO's other
  * choices; the 512 x 2048 ones, 484 and 1179 entries, 6 and 12 times:
- * 0.74-0.89x. At N < ROW_BATCHES_MIN_N in a tile narrower than
- * SPX_CUDA_BATCH_COLS, past ROW_BATCHES_SMALL_N_MAX_WAVES waves, the rows
- * are long or skewed (narrow_tile_rows_pay). `shape`: row_batches_may_pay's. */
+ * 0.74-0.89x. In a tile narrower than SPX_CUDA_BATCH_COLS (N <= 32), past
+ * ROW_BATCHES_SMALL_N_MAX_WAVES waves, the rows are long or skewed
+ * (narrow_tile_rows_pay). `shape`: row_batches_may_pay's. */
 static bool row_batches_pay(spx_ctx *ctx, const cuda_plan *P, const batches_shape *shape)
 {
-    if (P->n < ROW_BATCHES_MIN_N && shape->cols < SPX_CUDA_BATCH_COLS &&
-        batches_waves(ctx, shape) > ROW_BATCHES_SMALL_N_MAX_WAVES && !narrow_tile_rows_pay(P))
+    if (shape->cols < SPX_CUDA_BATCH_COLS && batches_waves(ctx, shape) > ROW_BATCHES_SMALL_N_MAX_WAVES &&
+        !narrow_tile_rows_pay(P))
         return false;
     return !shape->short_rows || P->max_row <= ROW_BATCHES_SHORT_ROW_MAX;
 }
