@@ -444,7 +444,7 @@ static void whole_rows_shapes(void)
      * making over 3/4 of a wave of the row batches' blocks up to 340 SMs.
      * At N = 32, in column tiles of 32, the batches take them on compute
      * capability 9.0 on, their blocks (256 of 256 threads, two an SM) making
-     * at most a wave on 128 SMs or more (small_n_max_waves) */
+     * at most a wave on 128 SMs or more (narrow_tile_pays) */
     static const int64_t n_skew[] = {48, 32};
     A = NULL;
     CHECK_OK(g_ctx, spx_gen_rmat(g_ctx, 13, 16, 0, 0, 0, next_seed(), SPX_F32, SPX_INDEX_DEFAULT, &A));
@@ -456,7 +456,7 @@ static void whole_rows_shapes(void)
     /* Past a wave, in tiles of 16 columns (N = 16: 1024 blocks of 32 rows,
      * four an SM, so 1-4 waves on 64-255 SMs), the batches take long rows (a
      * pruned 32768 x 1024 layer at 95 %: 51 entries a row) but not rows of 16
-     * alike (narrow_tile_rows_pay) */
+     * alike (narrow_tile_pays) */
     if (gpu && di.cc_major >= 9 && di.sm_count >= 64 && di.sm_count < 256) {
         A = NULL;
         CHECK_OK(g_ctx, spx_gen_pruned(g_ctx, 32768, 1024, 0.95, next_seed(), SPX_F32, SPX_INDEX_DEFAULT, &A));
@@ -466,6 +466,51 @@ static void whole_rows_shapes(void)
         A = build_random_rows(32768, 32768, 16, 16, 1, SPX_INDEX_I32);
         if (A)
             auto_plan_lacks(A, 16, "column tile", "32768x32768 16/row at N = 16");
+        spx_matrix_destroy(A);
+    }
+    /* Where the longest row would hold a row kernels' warp (merge path's
+     * place), the batches take it at N <= 32 at any waves, the tail cut into
+     * 16 pieces (narrow_tile_pays): R-MAT 16 at N = 16 (955k entries, the
+     * longest about 6000: over a quarter of an SM's share on 40 SMs or more;
+     * about 1.9 waves on 256 SMs, 7.8 on 64). Not where those pieces hold
+     * over four times the tail bound: 40000 rows of 2 and one of 40000 at N
+     * = 8 (pieces of 2500, the bound at most 512 on 5 SMs or more) */
+    if (gpu && di.cc_major >= 9 && di.sm_count >= 64) {
+        A = NULL;
+        CHECK_OK(g_ctx, spx_gen_rmat(g_ctx, 16, 16, 0, 0, 0, next_seed(), SPX_F32, SPX_INDEX_DEFAULT, &A));
+        if (A)
+            auto_plan_says(A, 16, "column tile of 16", "R-MAT 16 at N = 16");
+        spx_matrix_destroy(A);
+        int64_t *lens = malloc(40000 * sizeof *lens);
+        for (int64_t i = 0; lens && i < 40000; i++)
+            lens[i] = i == 20000 ? 40000 : 2;
+        A = lens ? build_csr(40000, 40000, lens, SPX_INDEX_I32) : NULL;
+        free(lens);
+        if (A)
+            auto_plan_says(A, 8, "merge path cuts it across warps", "40000 rows of 2 and one of 40000 at N = 8");
+        spx_matrix_destroy(A);
+    }
+    /* Medium rows keep a group of lanes each where they fill 3/8 of the
+     * threads the GPU holds at once (choose_bin_kernels): 65536 rows of 48 at
+     * N = 24, groups of 8 lanes, up to 682 SMs; the batches would make over 4
+     * waves under 256 SMs with B's slice over 128 KB (narrow_tile_pays) */
+    if (gpu && di.sm_count < 256) {
+        A = NULL;
+        CHECK_OK(g_ctx, spx_gen_uniform(g_ctx, 65536, 65536, 48, next_seed(), SPX_F32, SPX_INDEX_DEFAULT, &A));
+        if (A)
+            auto_plan_says(A, 24, "-> row_split (8 lanes per row", "65536x65536 48/row at N = 24");
+        spx_matrix_destroy(A);
+    }
+    /* BAND only where N fills over half of its narrowest tile of 32 f32
+     * columns (band_pays): a band of +-16 diagonals over 131072 rows at N =
+     * 32, not at N = 16 */
+    if (gpu) {
+        A = NULL;
+        CHECK_OK(g_ctx, spx_gen_banded(g_ctx, 131072, 131072, 16, 16, next_seed(), SPX_F32, SPX_INDEX_DEFAULT, &A));
+        if (A) {
+            auto_plan_says(A, 32, "blocks walk strips", "banded 131072 +-16 at N = 32");
+            auto_plan_lacks(A, 16, "blocks walk strips", "banded 131072 +-16 at N = 16");
+        }
         spx_matrix_destroy(A);
     }
     /* Short rows that fill the GPU four times over with warps taking 4

@@ -761,8 +761,12 @@ static int64_t rounds_pieces(spx_ctx *ctx, const cuda_plan *P, const batches_sha
  * where the longest row is a tail (`BATCH_CUT_TAIL`): a bound of
  * ROW_BATCHES_PIECE_SHARE times a team's share (at least
  * ROW_BATCHES_NO_TAIL_ROW), up to the tail, within
- * ROW_BATCHES_PIECE_MAX_WAVES waves. Else, where cutting every row into
- * q pieces pays for the rounds of blocks (rounds_pieces, `BATCH_CUT_ROUNDS`):
+ * ROW_BATCHES_PIECE_MAX_WAVES waves, or in a column tile of N <= 32 within
+ * ROW_BATCHES_NARROW_CUT_GROWTH times the whole rows' waves where that is
+ * more (R-MAT 16 at N = 8 and 16: whole rows 3.88 waves, cut 4.09; the
+ * forced batches 0.61-0.63x of merge path's time, H200). Else, where
+ * cutting every row into q pieces pays for the rounds of blocks
+ * (rounds_pieces, `BATCH_CUT_ROUNDS`):
  * a bound of the longest row over q (so no row makes more than q pieces),
  * not doubled, where the busiest SM runs no more rows than rounds_pieces
  * counted (`sm_rows`). Where a fill or rounds cut passes its bound on the
@@ -790,6 +794,8 @@ batch_cut spx__row_batches_cut(spx_ctx *ctx, const cuda_plan *P, const batches_s
         c.cap = cap > ROW_BATCHES_NO_TAIL_ROW ? (int64_t)cap : ROW_BATCHES_NO_TAIL_ROW;
         c.limit = (int64_t)tail;
         c.waves = ROW_BATCHES_PIECE_MAX_WAVES;
+        if (b->cols < SPX_CUDA_BATCH_COLS && ROW_BATCHES_NARROW_CUT_GROWTH * batches_waves(ctx, b) > c.waves)
+            c.waves = ROW_BATCHES_NARROW_CUT_GROWTH * batches_waves(ctx, b);
         return c;
     }
     batches_shape cut;
@@ -807,24 +813,62 @@ static double entries_per_row(const cuda_plan *P)
     return P->m > 0 ? (double)P->csr.nnz / (double)P->m : 0.0;
 }
 
-/* Rows that hold ROW_BATCHES_NARROW_LONG_AVG entries on average, or
- * ROW_BATCHES_NARROW_SKEWED_AVG with the longest ROW_BATCHES_NARROW_SKEW
- * times that or more (the batches cut it; the row kernels and merge path
- * wait on it or add its pieces in a second launch). */
-static bool narrow_tile_rows_pay(const cuda_plan *P)
+/* Whether the row kernels' warp on the longest row would run
+ * MERGE_LONG_ROW_MIN_ROUNDS rounds of loads or more (its sub-groups, 32 over
+ * the lanes covering N, split the entries) on a row of over
+ * MERGE_LONG_ROW_SM_SHARE of an SM's share of the entries: merge path's
+ * place (merge_pays). */
+static bool longest_row_holds_warp(spx_ctx *ctx, const cuda_plan *P)
 {
-    const double avg = entries_per_row(P);
-    return avg >= ROW_BATCHES_NARROW_LONG_AVG ||
-           (avg >= ROW_BATCHES_NARROW_SKEWED_AVG && (double)P->max_row >= ROW_BATCHES_NARROW_SKEW * avg);
+    const int64_t subgroups = 32 / spx__plan_group_for_n(P->n, P->dtype);
+    return P->max_row >= MERGE_LONG_ROW_MIN_ROUNDS * subgroups &&
+           (double)P->max_row > MERGE_LONG_ROW_SM_SHARE * (double)P->csr.nnz / (double)spx__cuda_sm_count(ctx);
 }
 
-/* The waves the batches' blocks may make at N < ROW_BATCHES_MIN_N: in tiles
- * of SPX_CUDA_BATCH_COLS, ROW_BATCHES_SMALL_N_MAX_WAVES, or
+/* The batches in a column tile of N <= 32 (shape b), once the longest row
+ * is known. Where it would hold a row kernels' warp (longest_row_holds_warp:
+ * merge path's place), at any waves and any slice of B, if the
+ * SPX_CUDA_BATCH_PIECE_TEAMS pieces the tail cut makes of it at most hold
+ * ROW_BATCHES_NARROW_PIECE_TAILS times the tail bound (row_batches_tail).
+ * H200, f32, N = 8-32, the batches forced against merge path: R-MAT of
+ * scale 13-20 (4-27 entries a row, the longest 939-39584; 0.5-124 waves,
+ * B's slice up to 8.5 times the L2 bound) 0.55-0.91x of its time on all 60
+ * products; arrow (its longest row a third of the entries: 16 pieces of
+ * 2906, the tail bound 128) 3.8-4.3x. Elsewhere B's slice within
+ * ROW_BATCHES_L2_SHARE of L2, and: within ROW_BATCHES_SMALL_N_MAX_WAVES
+ * waves, any rows; at any waves, rows of ROW_BATCHES_NARROW_LONG_AVG entries
+ * or more on average where the slice is at most ROW_BATCHES_NARROW_L1_SLICE
+ * (past 4 waves, forced: pruned layers of 49152-131072 rows, k = 256-1024,
+ * 51-102 entries a row, 5.8-15.5 waves, 0.76-0.94x of the time of a group a
+ * row and 0.39-0.59x of merge path's on all 14 products; uniform, banded and
+ * block-sparse rows of 32-132 entries at k = 65536-262144, slices of 8-34
+ * MB, 0.65-1.23x of a group a row's on 28); or, up to
+ * ROW_BATCHES_NARROW_TILE_MAX_WAVES, where rows
+ * hold ROW_BATCHES_NARROW_LONG_AVG entries on average, or
+ * ROW_BATCHES_NARROW_SKEWED_AVG with the longest ROW_BATCHES_NARROW_SKEW
+ * times that or more (the batches cut it; the row kernels and merge path
+ * wait on it or add its pieces in a second launch). docs/PERFORMANCE.md. */
+static bool narrow_tile_pays(spx_ctx *ctx, const cuda_plan *P, const batches_shape *b)
+{
+    if (longest_row_holds_warp(ctx, P))
+        return (double)P->max_row / SPX_CUDA_BATCH_PIECE_TEAMS <=
+               ROW_BATCHES_NARROW_PIECE_TAILS * row_batches_tail(ctx, P, b);
+    const double waves = batches_waves(ctx, b), avg = entries_per_row(P);
+    if (b->slice_bytes > ROW_BATCHES_L2_SHARE * (double)spx__cuda(ctx)->info.l2_bytes)
+        return false;
+    if (waves <= ROW_BATCHES_SMALL_N_MAX_WAVES ||
+        (avg >= ROW_BATCHES_NARROW_LONG_AVG && b->slice_bytes <= ROW_BATCHES_NARROW_L1_SLICE))
+        return true;
+    return waves <= ROW_BATCHES_NARROW_TILE_MAX_WAVES &&
+           (avg >= ROW_BATCHES_NARROW_LONG_AVG ||
+            (avg >= ROW_BATCHES_NARROW_SKEWED_AVG && (double)P->max_row >= ROW_BATCHES_NARROW_SKEW * avg));
+}
+
+/* The waves the batches' blocks may make at N < ROW_BATCHES_MIN_N in tiles
+ * of SPX_CUDA_BATCH_COLS: ROW_BATCHES_SMALL_N_MAX_WAVES, or
  * ROW_BATCHES_NARROW_N_MAX_WAVES where N leaves part of the tile's lanes
- * idle; in the narrower tiles of N <= 32, ROW_BATCHES_NARROW_TILE_MAX_WAVES
- * where rows hold ROW_BATCHES_NARROW_SKEWED_AVG entries on average or more
- * (narrow_tile_rows_pay then asks more of them once the longest is known:
- * row_batches_pay), else ROW_BATCHES_SMALL_N_MAX_WAVES. H200, f32, same
+ * idle. (The narrower tiles of N <= 32 are weighed once the longest row is
+ * known: narrow_tile_pays.) H200, f32, same
  * binary and call (docs/PERFORMANCE.md, seventy-second round):
  * - Forced, tiles of 16 and 32 columns ran 1.13-1.15x (DLMC, N = 8-32),
  *   1.26-1.36x (generated) and 1.21-1.23x (the shared matrices) as fast as
@@ -839,12 +883,9 @@ static bool narrow_tile_rows_pay(const cuda_plan *P)
  * - At N = 40-56 tiles of 16 and 32 ran 0.74-0.97x as fast as those of 64
  *   (geometric means over DLMC and four generated products); at N = 80-96
  *   0.84-1.11x. */
-static double small_n_max_waves(const cuda_plan *P, const batches_shape *b)
+static double small_n_max_waves(const cuda_plan *P)
 {
-    if (b->cols == SPX_CUDA_BATCH_COLS)
-        return P->n >= b->cols ? ROW_BATCHES_SMALL_N_MAX_WAVES : ROW_BATCHES_NARROW_N_MAX_WAVES;
-    return entries_per_row(P) >= ROW_BATCHES_NARROW_SKEWED_AVG ? ROW_BATCHES_NARROW_TILE_MAX_WAVES
-                                                               : ROW_BATCHES_SMALL_N_MAX_WAVES;
+    return P->n >= SPX_CUDA_BATCH_COLS ? ROW_BATCHES_SMALL_N_MAX_WAVES : ROW_BATCHES_NARROW_N_MAX_WAVES;
 }
 
 /* Under ROW_BATCHES_MIN_DENSITY with k >= ROW_BATCHES_MIN_K (smaller k
@@ -1019,7 +1060,7 @@ static bool sparse_batches_pay(spx_ctx *ctx, const cuda_plan *P, const batches_s
  *   0.95-0.97 of a wave, 0.68-0.91x (pruned 4096-row layers), 0.72-0.81x
  *   (pushpull).
  * - Since N up to 32 takes column tiles of 16 or 32 (batches_cols): see
- *   small_n_max_waves.
+ *   small_n_max_waves and narrow_tile_pays.
  * The batches' shape in *out. */
 static bool row_batches_may_pay(spx_ctx *ctx, const cuda_plan *P, batches_shape *out)
 {
@@ -1028,9 +1069,11 @@ static bool row_batches_may_pay(spx_ctx *ctx, const cuda_plan *P, batches_shape 
         return false;
     const double l2 = (double)spx__cuda(ctx)->info.l2_bytes, sms = (double)spx__cuda_sm_count(ctx);
     const batches_shape b = *out = spx__batches_shape_of(ctx, P, P->m);
+    if (b.cols < SPX_CUDA_BATCH_COLS) /* narrow_tile_pays, once the longest row is known */
+        return l2 > 0;
     const bool shape_pays =
         P->n < ROW_BATCHES_MIN_N
-            ? batches_waves(ctx, &b) <= small_n_max_waves(P, &b)
+            ? batches_waves(ctx, &b) <= small_n_max_waves(P)
         : b.short_rows ? b.density >= ROW_BATCHES_SHORT_MIN_DENSITY &&
                            (double)b.blocks <= ROW_BATCHES_SHORT_MAX_BLOCKS_PER_SM * sms
         : b.density < ROW_BATCHES_MIN_DENSITY
@@ -1045,13 +1088,11 @@ static bool row_batches_may_pay(spx_ctx *ctx, const cuda_plan *P, batches_shape 
  * uncut, the 512 x 128 DLMC layers at N = 256 and 512, whose longest rows of
  * 39-80 entries are 3-6 times a team's share, ran 1.1-1.3x over AUTO's other
  * choices; the 512 x 2048 ones, 484 and 1179 entries, 6 and 12 times:
- * 0.74-0.89x. In a tile narrower than SPX_CUDA_BATCH_COLS (N <= 32), past
- * ROW_BATCHES_SMALL_N_MAX_WAVES waves, the rows are long or skewed
- * (narrow_tile_rows_pay). `shape`: row_batches_may_pay's. */
+ * 0.74-0.89x. In a tile narrower than SPX_CUDA_BATCH_COLS (N <= 32), as
+ * narrow_tile_pays weighs them. `shape`: row_batches_may_pay's. */
 static bool row_batches_pay(spx_ctx *ctx, const cuda_plan *P, const batches_shape *shape)
 {
-    if (shape->cols < SPX_CUDA_BATCH_COLS && batches_waves(ctx, shape) > ROW_BATCHES_SMALL_N_MAX_WAVES &&
-        !narrow_tile_rows_pay(P))
+    if (shape->cols < SPX_CUDA_BATCH_COLS && !narrow_tile_pays(ctx, P, shape))
         return false;
     return !shape->short_rows || P->max_row <= ROW_BATCHES_SHORT_ROW_MAX;
 }
@@ -1189,7 +1230,10 @@ static spx_status choose_band_shape(spx_ctx *ctx, cuda_plan *P, int64_t forced, 
 }
 
 /* AUTO takes BAND on f32 data that is not a small product when one column
- * tile covers N, its ring of B rows is at most BAND_MAX_WINDOW_SHARE of k and
+ * tile covers N, N fills over half of the narrowest (BAND_MIN_N: at N = 8 and
+ * 16, banded 262144 rows of 33 entries took 141-144 us in BAND's tile of 32
+ * columns, 77-90 us with a group of 2 or 4 lanes a row; H200,
+ * docs/PERFORMANCE.md), its ring of B rows is at most BAND_MAX_WINDOW_SHARE of k and
  * of m (a band, narrow beside the matrix) and its estimated bytes through L2
  * (choose_band_shape) are at most BAND_MAX_TRAFFIC_SHARE of the row kernels'.
  * One tile: each tile pays a row's whole chain of loads and shuffles again,
@@ -1204,7 +1248,7 @@ static spx_status band_pays(spx_ctx *ctx, cuda_plan *P, bool *pays, char *why, s
 {
     double traffic = 0;
     *pays = false;
-    if (P->dtype != SPX_F32 || small_product(ctx, P) || P->m < 1024 || P->k < 1024 ||
+    if (P->dtype != SPX_F32 || small_product(ctx, P) || P->m < 1024 || P->k < 1024 || P->n < BAND_MIN_N ||
         P->n > 32 * 4 /* f32 in the widest tile */)
         return SPX_OK;
     char shape[256];
@@ -1292,9 +1336,8 @@ static bool merge_pays(spx_ctx *ctx, const cuda_plan *P, bool small_too, char *w
      * a quarter of an SM's share; docs/PERFORMANCE.md). On GPUs of over 25
      * SMs this also covers every row the rule above takes (only its
      * explanation comes first); both stay for smaller GPUs. */
-    const int64_t subgroups = 32 / spx__plan_group_for_n(P->n, P->dtype);
-    if (P->max_row >= MERGE_LONG_ROW_MIN_ROUNDS * subgroups &&
-        (double)P->max_row > MERGE_LONG_ROW_SM_SHARE * nnz / (double)spx__cuda_sm_count(ctx)) {
+    if (longest_row_holds_warp(ctx, P)) {
+        const int64_t subgroups = 32 / spx__plan_group_for_n(P->n, P->dtype);
         snprintf(why, whylen,
                  "chosen because the longest row (%lld entries) would take one warp %lld rounds of loads, over %.0f%% "
                  "of an SM's share of the entries; merge path cuts it across warps",
@@ -1638,10 +1681,17 @@ done:
  * column panel), a 16-byte vector's worth of columns each; short rows get a
  * team of just that group, rows long enough to keep a warp busy get a
  * warp-wide team whose sub-groups split the entries, huge rows get several
- * warps. Medium rows keep a team of one group when they alone fill the GPU
- * four times over (measured on an H200 at N = 32: 1M rows of 128 entries 2.93
- * ms with a group per row, 3.86 ms split over a warp); fewer of them are
- * split, so that the longest does not hold up the product. A small product
+ * warps. Medium rows keep a team of one group where, a group a row, they
+ * fill MEDIUM_ROWS_GROUP_FILL of the threads the GPU holds at once; fewer
+ * of them are split, so that the longest does not hold up the product. H200,
+ * f32, every row forced to a group against a warp, time over time, on rows
+ * of 24 entries or more on average and at most 256: 0.29-1.02x at fills of
+ * 0.48-7.8 (60 products: 16 generated matrices of 16384-262144 rows, N =
+ * 8-32), 0.81-0.99x at 0.24 at N = 8-16 but 1.18-1.24x at N = 64 (6),
+ * 1.29-4.8x at 0.12 and under (70: DLMC, SuiteSparse, pruned layers of
+ * 64-16384 rows); docs/PERFORMANCE.md. (The bound was four times over
+ * before, from 1M rows of 128 at N = 32: 2.93 ms a group a row, 3.86 over a
+ * warp.) A small product
  * (small_product) splits its small rows too (splitting them in larger ones,
  * ca-CondMat and p2p-Gnutella31 at N = 32, cost 20 %), and gets narrower
  * column tiles, down to 8 lanes, while its warps still fit two waves: more
@@ -1678,7 +1728,8 @@ static void choose_bin_kernels(spx_ctx *ctx, cuda_plan *P, bool full_tiles)
             else if (b == 5)
                 B->warps = HUGE_ROW_WARPS;
             else if (P->row_runs || P->row_warps == 1 || b >= 4 ||
-                     (b >= (small ? 2 : 3) && B->nrows * P->group < 4 * resident_threads))
+                     (b == 3 && (double)(B->nrows * P->group) < MEDIUM_ROWS_GROUP_FILL * (double)resident_threads) ||
+                     (b == 2 && small && B->nrows * P->group < 4 * resident_threads))
                 B->team = 32;
         }
         B->alg = P->row_batches ? SPX_SPMM_ROW_BATCHES
@@ -1872,7 +1923,7 @@ static spx_status take_row_batches(spx_ctx *ctx, cuda_plan *P, const batches_sha
         return SPX_OK;
     if (P->n < ROW_BATCHES_MIN_N)
         snprintf(why + len, whylen - (size_t)len,
-                 ", because N = %lld is small and the blocks make %.2f of a wave: the product waits on its loads, "
+                 ", because N = %lld is small and the blocks make %.2f waves: the product waits on its loads, "
                  "and a team keeps %d of them in flight a lane",
                  (long long)P->n, batches_waves(ctx, b), shape.batch);
     else if (shape.short_rows)

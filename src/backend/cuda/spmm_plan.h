@@ -25,6 +25,11 @@
  * pieces) a launch: 28.8-29.6 -> 26.2-26.7 us (H100, docs/PERFORMANCE.md) */
 #define MERGE_FIXUP_SERIAL 64
 #define HUGE_ROW_WARPS 8
+/* The row kernels' medium bin keeps a team of one column group a row where
+ * its rows times the group's lanes come to at least this share of the
+ * threads the GPU holds at once; fewer rows are split over a warp each
+ * (choose_bin_kernels in spmm_plan.c) */
+#define MEDIUM_ROWS_GROUP_FILL 0.375
 /* AUTO takes merge path at N of half a warp of 16-byte loads or less where
  * the row kernels' warp on the longest row would run MERGE_LONG_ROW_MIN_ROUNDS
  * rounds of loads or more, and that row holds over MERGE_LONG_ROW_SM_SHARE
@@ -68,7 +73,8 @@
  * ROW_BATCHES_MIN_N; k >= ROW_BATCHES_MIN_K, or k >= ROW_BATCHES_SMALL_K and
  * either m <= ROW_BATCHES_FEW_ROWS or TILED would run one block an SM at
  * most; A holds ROW_BATCHES_MIN_DENSITY of its cells; a column tile's slice
- * of B takes at most ROW_BATCHES_L2_SHARE of the L2 cache. Blocks of 512
+ * of B takes at most ROW_BATCHES_L2_SHARE of the L2 cache (not where the
+ * tiles of N <= 32 below take merge path's place). Blocks of 512
  * threads where they make ROW_BATCHES_MIN_WAVES waves, else of 256 (of 128
  * in teams of 8 lanes on short rows, below). Where the
  * blocks make at most ROW_BATCHES_FILL_MAX_WAVES waves, rows over a bound are
@@ -82,11 +88,19 @@
 /* ... and for ROW_BATCHES_SMALL_N_MIN <= N < ROW_BATCHES_MIN_N whatever A's
  * density, where the blocks make at most ROW_BATCHES_SMALL_N_MAX_WAVES
  * waves, or ROW_BATCHES_NARROW_N_MAX_WAVES where N leaves part of the one
- * column tile's lanes idle (32 < N < SPX_CUDA_BATCH_COLS); in the tiles of
- * 16 or 32 columns of N <= 32, up to ROW_BATCHES_NARROW_TILE_MAX_WAVES where
- * rows hold ROW_BATCHES_NARROW_LONG_AVG entries on average, or
+ * column tile's lanes idle (32 < N < SPX_CUDA_BATCH_COLS). In the tiles of
+ * 16 or 32 columns of N <= 32 (narrow_tile_pays in spmm_plan.c): where the
+ * longest row would hold a row kernels' warp (merge path's place), if the
+ * SPX_CUDA_BATCH_PIECE_TEAMS pieces the tail cut makes of it at most hold
+ * ROW_BATCHES_NARROW_PIECE_TAILS times the tail bound below, the tail cut's
+ * grid then making up to ROW_BATCHES_NARROW_CUT_GROWTH times the whole rows'
+ * waves; elsewhere within ROW_BATCHES_SMALL_N_MAX_WAVES waves, at any waves
+ * on rows of ROW_BATCHES_NARROW_LONG_AVG entries on average where B's slice
+ * takes at most ROW_BATCHES_NARROW_L1_SLICE bytes, and up to
+ * ROW_BATCHES_NARROW_TILE_MAX_WAVES where rows hold
+ * ROW_BATCHES_NARROW_LONG_AVG entries on average, or
  * ROW_BATCHES_NARROW_SKEWED_AVG with the longest ROW_BATCHES_NARROW_SKEW
- * times that (small_n_max_waves, narrow_tile_rows_pay in spmm_plan.c) */
+ * times that */
 #define ROW_BATCHES_SMALL_N_MIN 8
 #define ROW_BATCHES_SMALL_N_MAX_WAVES 1.0
 #define ROW_BATCHES_NARROW_N_MAX_WAVES 0.75
@@ -94,6 +108,9 @@
 #define ROW_BATCHES_NARROW_LONG_AVG 32.0
 #define ROW_BATCHES_NARROW_SKEWED_AVG 12.0
 #define ROW_BATCHES_NARROW_SKEW 4.0
+#define ROW_BATCHES_NARROW_L1_SLICE (128.0 * 1024.0)
+#define ROW_BATCHES_NARROW_PIECE_TAILS 4.0
+#define ROW_BATCHES_NARROW_CUT_GROWTH 1.25
 #define ROW_BATCHES_SMALL_K 128
 #define ROW_BATCHES_FEW_ROWS 128
 #define ROW_BATCHES_MIN_DENSITY 0.04
@@ -178,6 +195,7 @@
 #define BAND_MAX_TRAFFIC_SHARE 0.6
 #define BAND_MAX_WINDOW_SHARE 0.125
 #define BAND_MAX_ROW 256 /* entries in the longest row */
+#define BAND_MIN_N 17    /* over half its narrowest column tile (32 f32 columns) */
 
 /* Slabs of A's columns (slabs_pay in spmm_plan.c): each launch's slice of B,
  * a column tile of SLAB_TILE_BYTES of its k / S rows, takes SLAB_L2_SHARE of
