@@ -501,6 +501,16 @@ static void whole_rows_shapes(void)
             auto_plan_says(A, 24, "-> row_split (8 lanes per row", "65536x65536 48/row at N = 24");
         spx_matrix_destroy(A);
     }
+    /* f32 at N = 64 (half a warp of 16-byte loads a row) keeps the row
+     * kernels on a large product without a long row (nnz x N >= 3.2e7: here
+     * 6.7e7), where merge path took the product before */
+    if (gpu) {
+        A = NULL;
+        CHECK_OK(g_ctx, spx_gen_uniform(g_ctx, 65536, 65536, 16, next_seed(), SPX_F32, SPX_INDEX_DEFAULT, &A));
+        if (A)
+            auto_plan_lacks(A, 64, "merge_path", "65536x65536 16/row at N = 64");
+        spx_matrix_destroy(A);
+    }
     /* BAND only where N fills over half of its narrowest tile of 32 f32
      * columns (band_pays): a band of +-16 diagonals over 131072 rows at N =
      * 32, not at N = 16 */

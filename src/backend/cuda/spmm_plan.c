@@ -1281,9 +1281,18 @@ static int64_t merge_items(spx_ctx *ctx, const cuda_plan *P)
     return items < least ? least : items > MERGE_ITEMS_MAX ? MERGE_ITEMS_MAX : items;
 }
 
+/* Whether N fills exactly half a warp of 16-byte loads (a row kernels' group
+ * of 16 lanes) and nnz x N is 3.2e7 or more. */
+static bool half_warp_large(const cuda_plan *P)
+{
+    return P->n * (int64_t)spx_dtype_size(P->dtype) == 256 && (double)P->csr.nnz * (double)P->n >= 32e6;
+}
+
 /* AUTO takes merge path (equal work per warp, rows cut where needed) when N
  * needs more than half a warp of 16-byte loads (over 16 x 16 bytes), when N
- * fills half of it and the product is large, when one row is very long, or
+ * fills half of it and the product is large (not on f32 data: the row
+ * kernels' place: spx__cuda_spmm_plan_create), when one row is
+ * very long, or
  * when long rows (more than bin_bounds[2] entries) hold a large share of the
  * entries; but not for a small product without long rows, which the row
  * kernels finish in one launch, unless `small_too` (merge path has taken the
@@ -1306,7 +1315,7 @@ static bool merge_pays(spx_ctx *ctx, const cuda_plan *P, bool small_too, char *w
                               "warp gets an equal share of rows + entries)");
         return true;
     }
-    if (row_bytes >= 256 && work >= 32e6) {
+    if (half_warp_large(P) && P->dtype != SPX_F32) {
         snprintf(why, whylen, "chosen because the product is large (nnz x N = %.3g) and N fills half a warp with "
                               "16-byte loads", work);
         return true;
@@ -2220,7 +2229,18 @@ spx_status spx__cuda_spmm_plan_create(spx_ctx *ctx, const spx_spmm_args *a, void
         }
         if (!binned && (s = build_bins(ctx, P, bounds, true)))
             break;
-        if (P->alg == SPX_SPMM_AUTO && merge_pays(ctx, P, merge_first, why, sizeof why)) {
+        /* f32 at half a warp a row (N = 64) on a large product without a long
+         * row: the row kernels (a warp or a block a row, runs, else the bins)
+         * rather than merge path. H200, AUTO against AUTO before (merge path),
+         * same call: 1.206x over all 16 products whose plan changed, 1.03-1.71x
+         * (uniform 16384-1M rows of 8-48, pruned layers of 12288-131072 rows,
+         * 2D and 3D Laplacians; pruned 12288 x 4096 at 0.97 80.7 -> 47.1 us), no
+         * DLMC or shared-matrix plan changed; R-MAT 16 stays on merge path by
+         * the long-row test (the bins took 3.4 times its time);
+         * docs/PERFORMANCE.md. f64 (N = 32) and 16-bit data (N = 128) keep
+         * merge path there: not measured. */
+        const bool merge = P->alg == SPX_SPMM_AUTO && merge_pays(ctx, P, merge_first, why, sizeof why);
+        if (merge || (P->alg == SPX_SPMM_AUTO && P->dtype == SPX_F32 && half_warp_large(P))) {
             P->row_warps = warp_rows_pay(ctx, P, why, sizeof why) ? 1 : block_rows_pay(ctx, P, why, sizeof why);
             /* not with asked column panels: the runs' tiles are 32 vectors wide
              * (spx.h: panels apply where AUTO ends on the row kernels) */
@@ -2231,7 +2251,7 @@ spx_status spx__cuda_spmm_plan_create(spx_ctx *ctx, const spx_spmm_args *a, void
                          "; taken before the row batches, whose blocks would make %.1f waves for rows of %.1f "
                          "entries on average",
                          batches_waves(ctx, &batches), (double)P->csr.nnz / (double)P->m);
-            if (!P->row_warps && !P->row_runs) {
+            if (merge && !P->row_warps && !P->row_runs) {
                 P->alg = SPX_SPMM_MERGE_PATH;
                 s = prepare_merge(ctx, P);
                 break;
