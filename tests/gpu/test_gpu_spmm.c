@@ -493,22 +493,17 @@ static void whole_rows_shapes(void)
     /* Medium rows keep a group of lanes each where they fill 3/8 of the
      * threads the GPU holds at once (choose_bin_kernels): 65536 rows of 48 at
      * N = 24, groups of 8 lanes, up to 682 SMs; the batches would make over 4
-     * waves under 256 SMs with B's slice over 128 KB (narrow_tile_pays) */
-    if (gpu && di.sm_count < 256) {
-        A = NULL;
-        CHECK_OK(g_ctx, spx_gen_uniform(g_ctx, 65536, 65536, 48, next_seed(), SPX_F32, SPX_INDEX_DEFAULT, &A));
-        if (A)
-            auto_plan_says(A, 24, "-> row_split (8 lanes per row", "65536x65536 48/row at N = 24");
-        spx_matrix_destroy(A);
-    }
-    /* f32 at N = 64 (half a warp of 16-byte loads a row) keeps the row
-     * kernels on a large product without a long row (nnz x N >= 3.2e7: here
-     * 6.7e7), where merge path took the product before */
+     * waves under 256 SMs with B's slice over 128 KB (narrow_tile_pays). At N
+     * = 64 (half a warp of 16-byte loads a row) f32 keeps the row kernels on
+     * this large product without a long row (nnz x N = 2e8), where merge path
+     * took it before */
     if (gpu) {
         A = NULL;
-        CHECK_OK(g_ctx, spx_gen_uniform(g_ctx, 65536, 65536, 16, next_seed(), SPX_F32, SPX_INDEX_DEFAULT, &A));
+        CHECK_OK(g_ctx, spx_gen_uniform(g_ctx, 65536, 65536, 48, next_seed(), SPX_F32, SPX_INDEX_DEFAULT, &A));
+        if (A && di.sm_count < 256)
+            auto_plan_says(A, 24, "-> row_split (8 lanes per row", "65536x65536 48/row at N = 24");
         if (A)
-            auto_plan_lacks(A, 64, "merge_path", "65536x65536 16/row at N = 64");
+            auto_plan_lacks(A, 64, "merge_path", "65536x65536 48/row at N = 64");
         spx_matrix_destroy(A);
     }
     /* BAND only where N fills over half of its narrowest tile of 32 f32
