@@ -717,6 +717,12 @@ static double batches_time(spx_ctx *ctx, const batches_shape *b, double entries,
     return (double)busiest_sm_rows(ctx, b) * (entries / (double)pieces + ROW_BATCHES_PIECE_COST);
 }
 
+/* The entries a row of op(A) holds on average (0 without rows). */
+static double entries_per_row(const cuda_plan *P)
+{
+    return P->m > 0 ? (double)P->csr.nnz / (double)P->m : 0.0;
+}
+
 /* The pieces q, 2 to ROW_BATCHES_ROUNDS_MAX_PIECES, to cut rows into (rows
  * over the longest's q-th part, into up to q) where that takes the least
  * time in batches_time's model, less than the uncut grid's (no margin: H200,
@@ -730,7 +736,7 @@ static double batches_time(spx_ctx *ctx, const batches_shape *b, double entries,
  * third of the length. *cut: the grid over the pieces. */
 static int64_t rounds_pieces(spx_ctx *ctx, const cuda_plan *P, const batches_shape *b, batches_shape *cut)
 {
-    const double entries = (double)P->csr.nnz / (double)P->m;
+    const double entries = entries_per_row(P);
     if ((double)P->max_row > ROW_BATCHES_ROUNDS_MAX_SPREAD * entries)
         return 1;
     double best = batches_time(ctx, b, entries, 1);
@@ -805,12 +811,6 @@ batch_cut spx__row_batches_cut(spx_ctx *ctx, const cuda_plan *P, const batches_s
         c.sm_rows = busiest_sm_rows(ctx, &cut);
     }
     return c;
-}
-
-/* The entries a row of op(A) holds on average (0 without rows). */
-static double entries_per_row(const cuda_plan *P)
-{
-    return P->m > 0 ? (double)P->csr.nnz / (double)P->m : 0.0;
 }
 
 /* Whether the row kernels' warp on the longest row would run
@@ -917,7 +917,7 @@ static double small_n_max_waves(const cuda_plan *P)
  * docs/PERFORMANCE.md */
 static bool sparse_batches_pay(spx_ctx *ctx, const cuda_plan *P, const batches_shape *b)
 {
-    const double avg = (double)P->csr.nnz / (double)P->m;
+    const double avg = entries_per_row(P);
     const double max_waves =
         P->dtype == SPX_F32 ? ROW_BATCHES_SPARSE_MAX_WAVES : ROW_BATCHES_SPARSE_MAX_WAVES_16BIT;
     return b->density >= ROW_BATCHES_SPARSE_MIN_DENSITY &&
@@ -1410,7 +1410,7 @@ static bool warp_rows_pay(spx_ctx *ctx, const cuda_plan *P, char *why, size_t wh
     snprintf(why, whylen,
              "a warp per row and column tile (%lld warps, %.0f an SM) because rows hold %.1f entries on average "
              "and at most %lld: no row is cut, so merge path's fix-up launch is saved",
-             (long long)warps, (double)warps / (double)sms, (double)P->csr.nnz / (double)P->m,
+             (long long)warps, (double)warps / (double)sms, entries_per_row(P),
              (long long)P->max_row);
     return true;
 }
@@ -1476,7 +1476,7 @@ static int block_rows_pay(spx_ctx *ctx, const cuda_plan *P, char *why, size_t wh
 {
     if (P->dtype != SPX_F32 || P->m == 0)
         return 0;
-    const double avg = (double)P->csr.nnz / (double)P->m;
+    const double avg = entries_per_row(P);
     if (avg < BLOCK_ROWS_MIN_AVG || (double)P->max_row > BLOCK_ROWS_MAX_SPREAD * avg)
         return 0;
     const int64_t rows = row_tile_warps(P), want = BLOCK_ROWS_PER_SM * spx__cuda_sm_count(ctx);
@@ -1987,7 +1987,7 @@ static int slabs_pay(spx_ctx *ctx, cuda_plan *P, char *why, size_t whylen, spx_s
         return 0;
     const int64_t narrow = panel_of(P, SLAB_TILE_BYTES / (int64_t)es), tile = P->n < narrow ? P->n : narrow;
     const double slabs = ceil((double)P->k * (double)tile * es / (SLAB_L2_SHARE * l2)),
-                 avg = (double)P->csr.nnz / (double)P->m;
+                 avg = entries_per_row(P);
     const double launches = slabs * (double)((P->n + tile - 1) / tile),
                  gathered = (double)P->csr.nnz * (double)P->n * es; /* bytes of B rows the product reads */
     if (slabs < 2 || slabs > SPX_SPMM_MAX_K_SLABS || avg < SLAB_MIN_ENTRIES * slabs ||
@@ -2250,7 +2250,7 @@ spx_status spx__cuda_spmm_plan_create(spx_ctx *ctx, const spx_spmm_args *a, void
                 snprintf(why + strlen(why), sizeof why - strlen(why),
                          "; taken before the row batches, whose blocks would make %.1f waves for rows of %.1f "
                          "entries on average",
-                         batches_waves(ctx, &batches), (double)P->csr.nnz / (double)P->m);
+                         batches_waves(ctx, &batches), entries_per_row(P));
             if (merge && !P->row_warps && !P->row_runs) {
                 P->alg = SPX_SPMM_MERGE_PATH;
                 s = prepare_merge(ctx, P);
