@@ -664,6 +664,15 @@ static double batches_waves(spx_ctx *ctx, const batches_shape *b)
     return (double)b->blocks / (double)(spx__cuda_sm_count(ctx) * b->blocks_per_sm);
 }
 
+/* Whether a column tile's slice of B (k rows) takes at most
+ * ROW_BATCHES_L2_SHARE of the L2 cache, so that the batches' gathers find it
+ * there. */
+static bool slice_in_l2(spx_ctx *ctx, const batches_shape *b)
+{
+    const double l2 = (double)spx__cuda(ctx)->info.l2_bytes;
+    return l2 > 0 && b->slice_bytes <= ROW_BATCHES_L2_SHARE * l2;
+}
+
 /* A team's share of the batches' entries: those of every column tile over
  * the teams resident on the SMs at once. */
 static double row_batches_share(spx_ctx *ctx, const cuda_plan *P, const batches_shape *b)
@@ -854,7 +863,7 @@ static bool narrow_tile_pays(spx_ctx *ctx, const cuda_plan *P, const batches_sha
         return (double)P->max_row / SPX_CUDA_BATCH_PIECE_TEAMS <=
                ROW_BATCHES_NARROW_PIECE_TAILS * row_batches_tail(ctx, P, b);
     const double waves = batches_waves(ctx, b), avg = entries_per_row(P);
-    if (b->slice_bytes > ROW_BATCHES_L2_SHARE * (double)spx__cuda(ctx)->info.l2_bytes)
+    if (!slice_in_l2(ctx, b))
         return false;
     if (waves <= ROW_BATCHES_SMALL_N_MAX_WAVES ||
         (avg >= ROW_BATCHES_NARROW_LONG_AVG && b->slice_bytes <= ROW_BATCHES_NARROW_L1_SLICE))
@@ -1067,10 +1076,10 @@ static bool row_batches_may_pay(spx_ctx *ctx, const cuda_plan *P, batches_shape 
     if (!batches_type(P->dtype) || P->n < ROW_BATCHES_SMALL_N_MIN || P->m <= 0 ||
         P->k < ROW_BATCHES_SMALL_K || spx__cuda(ctx)->info.cc_major < 9)
         return false;
-    const double l2 = (double)spx__cuda(ctx)->info.l2_bytes, sms = (double)spx__cuda_sm_count(ctx);
+    const double sms = (double)spx__cuda_sm_count(ctx);
     const batches_shape b = *out = spx__batches_shape_of(ctx, P, P->m);
     if (b.cols < SPX_CUDA_BATCH_COLS) /* narrow_tile_pays, once the longest row is known */
-        return l2 > 0;
+        return spx__cuda(ctx)->info.l2_bytes > 0;
     const bool shape_pays =
         P->n < ROW_BATCHES_MIN_N
             ? batches_waves(ctx, &b) <= small_n_max_waves(P)
@@ -1079,7 +1088,7 @@ static bool row_batches_may_pay(spx_ctx *ctx, const cuda_plan *P, batches_shape 
         : b.density < ROW_BATCHES_MIN_DENSITY
             ? sparse_batches_pay(ctx, P, &b)
             : P->k >= ROW_BATCHES_MIN_K || P->m <= ROW_BATCHES_FEW_ROWS || (double)tiled_blocks(P) <= sms;
-    return shape_pays && l2 > 0 && b.slice_bytes <= ROW_BATCHES_L2_SHARE * l2;
+    return shape_pays && slice_in_l2(ctx, &b);
 }
 
 /* ... and, once the bins are built, where the rows are short, the longest
