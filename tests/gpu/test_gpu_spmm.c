@@ -496,7 +496,8 @@ static void whole_rows_shapes(void)
      * waves under 256 SMs with B's slice over 128 KB (narrow_tile_pays). At N
      * = 64 (half a warp of 16-byte loads a row) f32 keeps the row kernels on
      * this large product without a long row (nnz x N = 2e8), where merge path
-     * took it before */
+     * took it before, and so does bf16 at N = 128; f64 at N = 32 takes merge
+     * path (spx__cuda_spmm_plan_create) */
     if (gpu) {
         A = NULL;
         CHECK_OK(g_ctx, spx_gen_uniform(g_ctx, 65536, 65536, 48, next_seed(), SPX_F32, SPX_INDEX_DEFAULT, &A));
@@ -504,6 +505,17 @@ static void whole_rows_shapes(void)
             auto_plan_says(A, 24, "-> row_split (8 lanes per row", "65536x65536 48/row at N = 24");
         if (A)
             auto_plan_lacks(A, 64, "merge_path", "65536x65536 48/row at N = 64");
+        spx_matrix *A16 = NULL, *A64 = NULL;
+        if (A) {
+            CHECK_OK(g_ctx, spx_matrix_astype(g_ctx, A, SPX_BF16, SPX_INDEX_DEFAULT, &A16));
+            CHECK_OK(g_ctx, spx_matrix_astype(g_ctx, A, SPX_F64, SPX_INDEX_DEFAULT, &A64));
+        }
+        if (A16)
+            auto_plan_lacks(A16, 128, "merge_path", "bf16 65536x65536 48/row at N = 128");
+        if (A64)
+            auto_plan_says(A64, 32, "merge_path", "f64 65536x65536 48/row at N = 32");
+        spx_matrix_destroy(A16);
+        spx_matrix_destroy(A64);
         spx_matrix_destroy(A);
     }
     /* BAND only where N fills over half of its narrowest tile of 32 f32

@@ -1299,13 +1299,12 @@ static bool half_warp_large(const cuda_plan *P)
 
 /* AUTO takes merge path (equal work per warp, rows cut where needed) when N
  * needs more than half a warp of 16-byte loads (over 16 x 16 bytes), when N
- * fills half of it and the product is large (not on f32 data: the row
- * kernels' place: spx__cuda_spmm_plan_create), when one row is
- * very long, or
- * when long rows (more than bin_bounds[2] entries) hold a large share of the
- * entries; but not for a small product without long rows, which the row
- * kernels finish in one launch, unless `small_too` (merge path has taken the
- * batches' place: merge_place_first). Measured on an H200 (docs/PERFORMANCE.md):
+ * fills half of it and the product is large (f64 data only: the row kernels'
+ * place on f32 and 16-bit data, spx__cuda_spmm_plan_create), when one row is
+ * very long, or when long rows (more than bin_bounds[2] entries) hold a large
+ * share of the entries; but not for a small product without long rows, which
+ * the row kernels finish in one launch, unless `small_too` (merge path has
+ * taken the batches' place: merge_place_first). Measured on an H200 (docs/PERFORMANCE.md):
  * merge path is then within a few percent of the binned row kernels or well
  * ahead of them (a power-law graph's longest row holds a row kernel back);
  * the row kernels win at narrow N and on small products. Above half a warp
@@ -1324,7 +1323,7 @@ static bool merge_pays(spx_ctx *ctx, const cuda_plan *P, bool small_too, char *w
                               "warp gets an equal share of rows + entries)");
         return true;
     }
-    if (half_warp_large(P) && P->dtype != SPX_F32) {
+    if (half_warp_large(P) && P->dtype == SPX_F64) {
         snprintf(why, whylen, "chosen because the product is large (nnz x N = %.3g) and N fills half a warp with "
                               "16-byte loads", work);
         return true;
@@ -2238,18 +2237,21 @@ spx_status spx__cuda_spmm_plan_create(spx_ctx *ctx, const spx_spmm_args *a, void
         }
         if (!binned && (s = build_bins(ctx, P, bounds, true)))
             break;
-        /* f32 at half a warp a row (N = 64) on a large product without a long
-         * row: the row kernels (a warp or a block a row, runs, else the bins)
-         * rather than merge path. H200, AUTO against AUTO before (merge path),
-         * same call: 1.206x over all 16 products whose plan changed, 1.03-1.71x
-         * (uniform 16384-1M rows of 8-48, pruned layers of 12288-131072 rows,
-         * 2D and 3D Laplacians; pruned 12288 x 4096 at 0.97 80.7 -> 47.1 us), no
-         * DLMC or shared-matrix plan changed; R-MAT 16 stays on merge path by
-         * the long-row test (the bins took 3.4 times its time);
-         * docs/PERFORMANCE.md. f64 (N = 32) and 16-bit data (N = 128) keep
-         * merge path there: not measured. */
+        /* f32 and 16-bit data at half a warp a row (N = 64 / 128) on a large
+         * product without a long row: the row kernels (a warp or a block a
+         * row, runs, else the bins) rather than merge path. H200, AUTO against
+         * AUTO before (merge path), same call (docs/PERFORMANCE.md):
+         * - f32: 1.206x over all 16 products whose plan changed, 1.03-1.71x
+         *   (uniform 16384-1M rows of 8-48, pruned layers of 12288-131072
+         *   rows, 2D and 3D Laplacians); R-MAT 16 stays on merge path by the
+         *   long-row test (the bins took 3.4 times its time);
+         * - bf16 / f16: 1.450x / 1.467x over 17 products each, 1.23-1.83x,
+         *   and bf16 1.229x over 4 families of 1M rows; no DLMC or
+         *   shared-matrix plan changed.
+         * f64 (N = 32) keeps merge path: the bins took 0.80x of its speed
+         * over 17 products (0.61x on Laplacians and a band). */
         const bool merge = P->alg == SPX_SPMM_AUTO && merge_pays(ctx, P, merge_first, why, sizeof why);
-        if (merge || (P->alg == SPX_SPMM_AUTO && P->dtype == SPX_F32 && half_warp_large(P))) {
+        if (merge || (P->alg == SPX_SPMM_AUTO && P->dtype != SPX_F64 && half_warp_large(P))) {
             P->row_warps = warp_rows_pay(ctx, P, why, sizeof why) ? 1 : block_rows_pay(ctx, P, why, sizeof why);
             /* not with asked column panels: the runs' tiles are 32 vectors wide
              * (spx.h: panels apply where AUTO ends on the row kernels) */
