@@ -518,6 +518,24 @@ static void whole_rows_shapes(void)
         spx_matrix_destroy(A64);
         spx_matrix_destroy(A);
     }
+    /* A pruned 4096 x 4096 layer at 90 % (rows of about 410 entries): f32 at
+     * N = 128 takes the row batches past their one wave in tiles of 64
+     * columns (k >= 2048, 2 % of the cells or more: wide_tile_batches_pay),
+     * bf16 rows a warp each where merge path would take these long, even
+     * rows (warp_rows_pay) */
+    if (gpu && di.cc_major >= 9) {
+        A = NULL;
+        CHECK_OK(g_ctx, spx_gen_pruned(g_ctx, 4096, 4096, 0.9, next_seed(), SPX_F32, SPX_INDEX_DEFAULT, &A));
+        spx_matrix *A16 = NULL;
+        if (A)
+            CHECK_OK(g_ctx, spx_matrix_astype(g_ctx, A, SPX_BF16, SPX_INDEX_DEFAULT, &A16));
+        if (A)
+            auto_plan_says(A, 128, "column tile of 64", "pruned 4096x4096 at 90 % at N = 128");
+        if (A16)
+            auto_plan_lacks(A16, 128, "merge_path", "bf16 pruned 4096x4096 at 90 % at N = 128");
+        spx_matrix_destroy(A16);
+        spx_matrix_destroy(A);
+    }
     /* BAND only where N fills over half of its narrowest tile of 32 f32
      * columns (band_pays): a band of +-16 diagonals over 131072 rows at N =
      * 32, not at N = 16 */

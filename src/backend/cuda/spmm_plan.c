@@ -897,6 +897,28 @@ static double small_n_max_waves(const cuda_plan *P)
     return P->n >= SPX_CUDA_BATCH_COLS ? ROW_BATCHES_SMALL_N_MAX_WAVES : ROW_BATCHES_NARROW_N_MAX_WAVES;
 }
 
+/* In the tile of SPX_CUDA_BATCH_COLS columns (64 <= N < ROW_BATCHES_MIN_N),
+ * f32 data takes the batches past small_n_max_waves where k >=
+ * ROW_BATCHES_WIDE_MIN_K and A holds ROW_BATCHES_WIDE_MIN_DENSITY of its
+ * cells or more (pruned weights). H200, AUTO against AUTO before (merge path,
+ * a warp or a block a row, the bins), same call (docs/PERFORMANCE.md):
+ * - forced, on 39 pruned layers of 2048-65536 rows, k = 1024-8192, 80-98 %
+ *   sparse, at N = 64 / 128 / 192, the batches took 0.95-1.59x the speed of
+ *   the fastest other kernel at k >= 2048, but down to 0.74x at k = 1024 (on
+ *   65536 rows, against merge path at N = 128); on uniform rows and R-MAT
+ *   graphs under 2 % of the cells 0.74-0.99x at N >= 128;
+ * - as AUTO, 1.346x over the 106 of those layers' products at N = 64-192
+ *   whose plan changed (0.92-1.81x; the 0.92-0.97x on 41 entries a row at
+ *   N = 96-192), 1.215x over 35 of 9 layers not used to choose the rule
+ *   (0.84-1.74x; the 0.84-0.93x on 49152 and 32768 rows at N = 96-128), 1.33x
+ *   over 5 other generated products; no DLMC, shared-matrix or family plan
+ *   changed. */
+static bool wide_tile_batches_pay(const cuda_plan *P, const batches_shape *b)
+{
+    return P->dtype == SPX_F32 && b->cols == SPX_CUDA_BATCH_COLS && P->k >= ROW_BATCHES_WIDE_MIN_K &&
+           b->density >= ROW_BATCHES_WIDE_MIN_DENSITY;
+}
+
 /* Under ROW_BATCHES_MIN_DENSITY with k >= ROW_BATCHES_MIN_K (smaller k
  * takes the short-row shape), the batches' usual shape `b` pays where its
  * blocks make at most ROW_BATCHES_SPARSE_MAX_WAVES waves
@@ -1082,7 +1104,7 @@ static bool row_batches_may_pay(spx_ctx *ctx, const cuda_plan *P, batches_shape 
         return spx__cuda(ctx)->info.l2_bytes > 0;
     const bool shape_pays =
         P->n < ROW_BATCHES_MIN_N
-            ? batches_waves(ctx, &b) <= small_n_max_waves(P)
+            ? batches_waves(ctx, &b) <= small_n_max_waves(P) || wide_tile_batches_pay(P, &b)
         : b.short_rows ? b.density >= ROW_BATCHES_SHORT_MIN_DENSITY &&
                            (double)b.blocks <= ROW_BATCHES_SHORT_MAX_BLOCKS_PER_SM * sms
         : b.density < ROW_BATCHES_MIN_DENSITY
@@ -1408,18 +1430,31 @@ static bool warp_rows_fit(spx_ctx *ctx, const cuda_plan *P, int64_t max_per_sm)
            P->csr.nnz >= WARP_ROWS_MIN_AVG * P->m &&
            P->max_row <= WARP_ROWS_MAX_ROW && warps >= WARP_ROWS_MIN_PER_SM * sms && warps <= max_per_sm * sms;
 }
-static bool warp_rows_pay(spx_ctx *ctx, const cuda_plan *P, char *why, size_t whylen)
+/* Where merge path would run (`merge`) on 16-bit rows at N of half a warp of
+ * 16-byte loads or less, rows of BLOCK_ROWS_MIN_AVG entries or more on
+ * average, the longest at most BLOCK_ROWS_MAX_SPREAD times that, take a warp
+ * each however long (merge path took them for the long rows' share of the
+ * entries): H200, bf16, AUTO against AUTO before, same call, 1.929x over the
+ * 16 pruned-layer products at N = 64 and 128 whose plan changed (1.39-2.80x;
+ * 4096-16384 rows of 410-819 entries), 2.013x over 5 of layers not used to
+ * choose the rule (rows of 307-922 entries), f16 at N = 128 1.594x over 10
+ * (1.39-1.80x); the other 116 of 138 bf16 products kept their plans
+ * (docs/PERFORMANCE.md). */
+static bool warp_rows_pay(spx_ctx *ctx, const cuda_plan *P, bool merge, char *why, size_t whylen)
 {
     const int64_t warps = row_tile_warps(P), sms = spx__cuda_sm_count(ctx);
     const bool merge_cuts = P->max_row > merge_items(ctx, P);
     const int64_t max_per_sm = data16(P) && merge_cuts ? WARP_ROWS_MAX_PER_SM_16BIT : WARP_ROWS_MAX_PER_SM;
-    if (!warp_rows_fit(ctx, P, max_per_sm))
+    const double avg = entries_per_row(P);
+    const bool even_long = merge && data16(P) && P->n * (int64_t)spx_dtype_size(P->dtype) <= 256 &&
+                           avg >= BLOCK_ROWS_MIN_AVG && (double)P->max_row <= BLOCK_ROWS_MAX_SPREAD * avg &&
+                           warps >= WARP_ROWS_MIN_PER_SM * sms;
+    if (!warp_rows_fit(ctx, P, max_per_sm) && !even_long)
         return false;
     snprintf(why, whylen,
              "a warp per row and column tile (%lld warps, %.0f an SM) because rows hold %.1f entries on average "
              "and at most %lld: no row is cut, so merge path's fix-up launch is saved",
-             (long long)warps, (double)warps / (double)sms, entries_per_row(P),
-             (long long)P->max_row);
+             (long long)warps, (double)warps / (double)sms, avg, (long long)P->max_row);
     return true;
 }
 
@@ -2252,7 +2287,7 @@ spx_status spx__cuda_spmm_plan_create(spx_ctx *ctx, const spx_spmm_args *a, void
          * over 17 products (0.61x on Laplacians and a band). */
         const bool merge = P->alg == SPX_SPMM_AUTO && merge_pays(ctx, P, merge_first, why, sizeof why);
         if (merge || (P->alg == SPX_SPMM_AUTO && P->dtype != SPX_F64 && half_warp_large(P))) {
-            P->row_warps = warp_rows_pay(ctx, P, why, sizeof why) ? 1 : block_rows_pay(ctx, P, why, sizeof why);
+            P->row_warps = warp_rows_pay(ctx, P, merge, why, sizeof why) ? 1 : block_rows_pay(ctx, P, why, sizeof why);
             /* not with asked column panels: the runs' tiles are 32 vectors wide
              * (spx.h: panels apply where AUTO ends on the row kernels) */
             const bool panels = opts.panel_cols > 0 && opts.panel_cols < P->n;

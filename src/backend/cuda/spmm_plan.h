@@ -45,6 +45,10 @@
  * on f16 and bf16 data also in place of the sparse batches (and of TILED)
  * past their two waves (merge_place_first), and within those two waves where
  * the warps give every SM WARP_ROWS_OVER_BATCHES_MIN_PER_SM or more */
+/* (and, on f16 and bf16 data at N of half a warp of 16-byte loads or less,
+ * where rows hold BLOCK_ROWS_MIN_AVG entries or more on average, the longest
+ * at most BLOCK_ROWS_MAX_SPREAD times that, however long and with any number
+ * of warps from WARP_ROWS_MIN_PER_SM an SM: warp_rows_pay in spmm_plan.c) */
 #define WARP_ROWS_MIN_AVG 12
 #define WARP_ROWS_MAX_ROW 128
 #define WARP_ROWS_MIN_PER_SM 8
@@ -111,6 +115,12 @@
 #define ROW_BATCHES_NARROW_L1_SLICE (128.0 * 1024.0)
 #define ROW_BATCHES_NARROW_PIECE_TAILS 4.0
 #define ROW_BATCHES_NARROW_CUT_GROWTH 1.25
+/* ... and, on f32 data in the tile of SPX_CUDA_BATCH_COLS (N >= 64), at any
+ * waves where k >= ROW_BATCHES_WIDE_MIN_K and A holds at least
+ * ROW_BATCHES_WIDE_MIN_DENSITY of its cells (wide_tile_batches_pay in
+ * spmm_plan.c) */
+#define ROW_BATCHES_WIDE_MIN_K 2048
+#define ROW_BATCHES_WIDE_MIN_DENSITY 0.02
 #define ROW_BATCHES_SMALL_K 128
 #define ROW_BATCHES_FEW_ROWS 128
 #define ROW_BATCHES_MIN_DENSITY 0.04
