@@ -900,15 +900,17 @@ static double small_n_max_waves(const cuda_plan *P)
 /* In the tile of SPX_CUDA_BATCH_COLS columns (64 <= N < ROW_BATCHES_MIN_N),
  * f32 data takes the batches past small_n_max_waves where k >=
  * ROW_BATCHES_WIDE_MIN_K and A holds ROW_BATCHES_WIDE_MIN_DENSITY of its
- * cells or more (pruned weights). H200, AUTO against AUTO before (merge path,
- * a warp or a block a row, the bins), same call (docs/PERFORMANCE.md):
+ * cells or more (pruned weights). H200, f32 (docs/PERFORMANCE.md, seventy-
+ * fourth round):
  * - forced, on 39 pruned layers of 2048-65536 rows, k = 1024-8192, 80-98 %
  *   sparse, at N = 64 / 128 / 192, the batches took 0.95-1.59x the speed of
  *   the fastest other kernel at k >= 2048, but down to 0.74x at k = 1024 (on
- *   65536 rows, against merge path at N = 128); on uniform rows and R-MAT
- *   graphs under 2 % of the cells 0.74-0.99x at N >= 128;
- * - as AUTO, 1.346x over the 106 of those layers' products at N = 64-192
- *   whose plan changed (0.92-1.81x; the 0.92-0.97x on 41 entries a row at
+ *   65536 rows, against merge path at N = 128); under 2 % of the cells at
+ *   N >= 128, 0.95-1.18x on uniform rows, 0.61-0.86x on R-MAT graphs and
+ *   block-sparse;
+ * - AUTO against AUTO before (merge path, a warp or a block a row, the
+ *   bins), same call: 1.346x over the 106 of those layers' products at N =
+ *   64-192 whose plan changed (0.92-1.81x; the 0.92-0.97x on 41 entries a row at
  *   N = 96-192), 1.215x over 35 of 9 layers not used to choose the rule
  *   (0.84-1.74x; the 0.84-0.93x on 49152 and 32768 rows at N = 96-128), 1.33x
  *   over 5 other generated products; no DLMC, shared-matrix or family plan
