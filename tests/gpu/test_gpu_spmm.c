@@ -390,6 +390,15 @@ static void auto_plan_lacks(const spx_matrix *A, int64_t n, const char *text, co
 {
     auto_plan_mentions(A, n, text, false, name);
 }
+/* A's entries in another value type; NULL where A is NULL or the conversion
+ * fails (a failure counted) */
+static spx_matrix *as_type(const spx_matrix *A, spx_dtype dtype)
+{
+    spx_matrix *C = NULL;
+    if (A)
+        CHECK_OK(g_ctx, spx_matrix_astype(g_ctx, A, dtype, SPX_INDEX_DEFAULT, &C));
+    return C;
+}
 
 /* Where merge path would cut rows, AUTO keeps them whole (N = 200: two column
  * tiles). Rows of 20-40 entries get a warp each (warp_rows_pay in the CUDA
@@ -505,11 +514,7 @@ static void whole_rows_shapes(void)
             auto_plan_says(A, 24, "-> row_split (8 lanes per row", "65536x65536 48/row at N = 24");
         if (A)
             auto_plan_lacks(A, 64, "merge_path", "65536x65536 48/row at N = 64");
-        spx_matrix *A16 = NULL, *A64 = NULL;
-        if (A) {
-            CHECK_OK(g_ctx, spx_matrix_astype(g_ctx, A, SPX_BF16, SPX_INDEX_DEFAULT, &A16));
-            CHECK_OK(g_ctx, spx_matrix_astype(g_ctx, A, SPX_F64, SPX_INDEX_DEFAULT, &A64));
-        }
+        spx_matrix *A16 = as_type(A, SPX_BF16), *A64 = as_type(A, SPX_F64);
         if (A16)
             auto_plan_lacks(A16, 128, "merge_path", "bf16 65536x65536 48/row at N = 128");
         if (A64)
@@ -526,9 +531,7 @@ static void whole_rows_shapes(void)
     if (gpu && di.cc_major >= 9) {
         A = NULL;
         CHECK_OK(g_ctx, spx_gen_pruned(g_ctx, 4096, 4096, 0.9, next_seed(), SPX_F32, SPX_INDEX_DEFAULT, &A));
-        spx_matrix *A16 = NULL;
-        if (A)
-            CHECK_OK(g_ctx, spx_matrix_astype(g_ctx, A, SPX_BF16, SPX_INDEX_DEFAULT, &A16));
+        spx_matrix *A16 = as_type(A, SPX_BF16);
         if (A)
             auto_plan_says(A, 128, "column tile of 64", "pruned 4096x4096 at 90 % at N = 128");
         if (A16)
@@ -569,9 +572,7 @@ static void whole_rows_shapes(void)
     }
     /* the same rows in f64 (16-byte vectors of 2 values: three column tiles
      * at N = 130, 90000 warps) */
-    spx_matrix *A64 = NULL;
-    if (A)
-        CHECK_OK(g_ctx, spx_matrix_astype(g_ctx, A, SPX_F64, SPX_INDEX_DEFAULT, &A64));
+    spx_matrix *A64 = as_type(A, SPX_F64);
     shape_matrix(A, "120000x50000 1..12/row", SPX_CSR, NULL, n_runs, 2);
     if (A64 && gpu && 90000 >= 4 * 64 * di.sm_count)
         auto_plan_says(A64, 130, "each warp taking 4 adjacent rows one after another", "120000x50000 1..12/row f64");
@@ -808,9 +809,7 @@ static void whole_rows_shapes(void)
      * threads staging 16, two an SM) */
     A = NULL;
     CHECK_OK(g_ctx, spx_gen_pruned(g_ctx, 120, 1152, 0.95, next_seed(), SPX_F32, SPX_INDEX_DEFAULT, &A));
-    spx_matrix *A16 = NULL;
-    if (A)
-        CHECK_OK(g_ctx, spx_matrix_astype(g_ctx, A, SPX_BF16, SPX_INDEX_DEFAULT, &A16));
+    spx_matrix *A16 = as_type(A, SPX_BF16);
     if (A16 && batches_fit && di.sm_count >= 128 && 64 < 0.9 * di.sm_count) {
         auto_plan_says(A, 1024, "staged 32 at a time", "pruned 120x1152 at 95 % at N = 1024");
         auto_plan_says(A16, 1024, "staged 32 at a time", "bf16 pruned 120x1152 at 95 % at N = 1024");
