@@ -910,14 +910,16 @@ static double small_n_max_waves(const cuda_plan *P)
  *   block-sparse;
  * - AUTO against AUTO before (merge path, a warp or a block a row, the
  *   bins), same call: 1.346x over the 106 of those layers' products at N =
- *   64-192 whose plan changed (0.92-1.81x; the 0.92-0.97x on 41 entries a row at
- *   N = 96-192), 1.215x over 35 of 9 layers not used to choose the rule
- *   (0.84-1.74x; the 0.84-0.93x on 49152 and 32768 rows at N = 96-128), 1.33x
- *   over 5 other generated products; no DLMC, shared-matrix or family plan
- *   changed. */
+ *   64-192 whose plan changed (0.92-1.81x; the 0.92-0.97x on 41 entries a
+ *   row at N = 96-192), 1.215x over 35 products of 9 layers not used to
+ *   choose the rule (0.84-1.74x; the 0.84-0.93x on 49152 and 32768 rows at
+ *   N = 96-128), 1.33x over 5 other generated products; no DLMC,
+ *   shared-matrix or family plan changed.
+ * 32 < N < 64 (the same tile, part of its lanes idle) was not measured and
+ * keeps the one wave's bound. */
 static bool wide_tile_batches_pay(const cuda_plan *P, const batches_shape *b)
 {
-    return P->dtype == SPX_F32 && b->cols == SPX_CUDA_BATCH_COLS && P->k >= ROW_BATCHES_WIDE_MIN_K &&
+    return P->dtype == SPX_F32 && P->n >= SPX_CUDA_BATCH_COLS && P->k >= ROW_BATCHES_WIDE_MIN_K &&
            b->density >= ROW_BATCHES_WIDE_MIN_DENSITY;
 }
 
