@@ -906,8 +906,7 @@ static double small_n_max_waves(const cuda_plan *P)
  *   sparse, at N = 64 / 128 / 192, the batches took 0.95-1.59x the speed of
  *   the fastest other kernel at k >= 2048, but down to 0.74x at k = 1024 (on
  *   65536 rows, against merge path at N = 128); under 2 % of the cells at
- *   N >= 128, 0.95-1.18x on uniform rows, 0.61-0.86x on R-MAT graphs and
- *   block-sparse;
+ *   N >= 128, 0.95-1.18x on uniform rows, 0.74-0.86x on R-MAT graphs;
  * - AUTO against AUTO before (merge path, a warp or a block a row, the
  *   bins), same call: 1.346x over the 106 of those layers' products at N =
  *   64-192 whose plan changed (0.92-1.81x; the 0.92-0.97x on 41 entries a
@@ -2287,8 +2286,9 @@ spx_status spx__cuda_spmm_plan_create(spx_ctx *ctx, const spx_spmm_args *a, void
          * - bf16 / f16: 1.450x / 1.467x over 17 products each, 1.23-1.83x,
          *   and bf16 1.229x over 4 families of 1M rows; no DLMC or
          *   shared-matrix plan changed.
-         * f64 (N = 32) keeps merge path: the bins took 0.80x of its speed
-         * over 17 products (0.61x on Laplacians and a band). */
+         * f64 (N = 32) keeps merge path: the row kernels ran at 0.78x of its
+         * speed over the 15 products they would take (0.61x on Laplacians and
+         * a band). */
         const bool merge = P->alg == SPX_SPMM_AUTO && merge_pays(ctx, P, merge_first, why, sizeof why);
         if (merge || (P->alg == SPX_SPMM_AUTO && P->dtype != SPX_F64 && half_warp_large(P))) {
             P->row_warps = warp_rows_pay(ctx, P, merge, why, sizeof why) ? 1 : block_rows_pay(ctx, P, why, sizeof why);
