@@ -2286,11 +2286,11 @@ spx_status spx__cuda_spmm_plan_create(spx_ctx *ctx, const spx_spmm_args *a, void
          * - bf16 / f16: 1.450x / 1.467x over 17 products each, 1.23-1.83x,
          *   and bf16 1.229x over 4 families of 1M rows; no DLMC or
          *   shared-matrix plan changed.
-         * f64 (N = 32) keeps merge path: the row kernels ran at 0.78x of its
-         * speed over the 15 products they would take (0.61x on Laplacians and
-         * a band). */
+         * f64 (N = 32) keeps merge path (merge_pays takes its large products):
+         * the row kernels ran at 0.78x of its speed over the 15 products they
+         * would take (0.61x on Laplacians and a band). */
         const bool merge = P->alg == SPX_SPMM_AUTO && merge_pays(ctx, P, merge_first, why, sizeof why);
-        if (merge || (P->alg == SPX_SPMM_AUTO && P->dtype != SPX_F64 && half_warp_large(P))) {
+        if (merge || (P->alg == SPX_SPMM_AUTO && half_warp_large(P))) {
             P->row_warps = warp_rows_pay(ctx, P, merge, why, sizeof why) ? 1 : block_rows_pay(ctx, P, why, sizeof why);
             /* not with asked column panels: the runs' tiles are 32 vectors wide
              * (spx.h: panels apply where AUTO ends on the row kernels) */
