@@ -641,7 +641,8 @@ static void whole_rows_shapes(void)
         auto_plan_says(A, 4096, "staged 16 at a time", "pruned 512x2048 at N = 4096");
     /* ... and at N < 256 where the blocks make under a wave: the same layer
      * at N = 96 (64 blocks of 16 rows, two column tiles of 64, the last part
-     * empty) and, in tiles as wide as N, N = 32 and 16 (32 blocks of 16
+     * empty: in a tile of 32 of its own it would make a second round of
+     * blocks) and, in tiles as wide as N, N = 32 and 16 (32 blocks of 16
      * rows, 8 and 4 lanes a team); under half a wave (128+ SMs), rows cut
      * to fill it (which may change the blocks' shape) */
     if (A && batches_fit && 32 <= 0.75 * di.sm_count) {
@@ -649,9 +650,36 @@ static void whole_rows_shapes(void)
         auto_plan_says(A, 16, "because N = 16 is small", "pruned 512x2048 at N = 16");
         auto_plan_says(A, 16, "a team of 4 lanes per row and column tile of 16", "pruned 512x2048 at N = 16");
         auto_plan_says(A, 96, "because N = 96 is small", "pruned 512x2048 at N = 96");
+        auto_plan_lacks(A, 96, "in a launch of its own", "pruned 512x2048 at N = 96");
     }
     static const int64_t n_auto[] = {4096, 32, 16, 96}, n_batches[] = {1024, 1031};
     auto_runs(A, "pruned 512x2048", n_auto, 4);
+    /* ... and where N leaves 32 columns or fewer past its tiles of 64, the
+     * last tile in a launch of its own after the others, 16 or 32 wide
+     * (teams of 4 or 8 lanes, blocks of the same rows), where that makes
+     * fewer rounds of blocks (last_tile_rounds): a pruned layer of 64 rows
+     * an SM, k = 1024 at 90 % (102 entries a row), the forced batches at N =
+     * 96 (2 x SMs blocks of 32 rows a tile, one an SM: 4 rounds in tiles of
+     * 64, 2 + 1 so), 80 and 160, also on 16-bit data */
+    A = NULL;
+    if (gpu && di.cc_major >= 9)
+        CHECK_OK(g_ctx, spx_gen_pruned(g_ctx, 64 * (int64_t)di.sm_count, 1024, 0.9, next_seed(), SPX_F32,
+                                       SPX_INDEX_DEFAULT, &A));
+    static const int64_t n_last[] = {96, 80, 160};
+    for (int i = 0; A && i < 3; i++)
+        plan_mentions(A, n_last[i], SPX_SPMM_ROW_BATCHES, SPX_PRECISION_EXACT, "in a launch of its own", true,
+                      "pruned layer of 64 rows an SM");
+    algs_run(A, "pruned layer of 64 rows an SM", n_last, 3, 1u << SPX_SPMM_ROW_BATCHES);
+    /* ... but not where the longest row holds over 4 times the average
+     * entries (R-MAT of scale 16, 16 edges a row: its longest rows' blocks
+     * would set the time twice over) */
+    A = NULL;
+    if (gpu && di.cc_major >= 9)
+        CHECK_OK(g_ctx, spx_gen_rmat(g_ctx, 16, 16, 0, 0, 0, next_seed(), SPX_F32, SPX_INDEX_DEFAULT, &A));
+    if (A)
+        plan_mentions(A, 96, SPX_SPMM_ROW_BATCHES, SPX_PRECISION_EXACT, "in a launch of its own", false,
+                      "R-MAT 16");
+    spx_matrix_destroy(A);
     A = NULL;
     CHECK_OK(g_ctx, spx_gen_pruned(g_ctx, 256, 1024, 0.95, next_seed(), SPX_F32, SPX_INDEX_DEFAULT, &A));
     if (A && batches_fit && 8 * 16 >= 0.9 * di.sm_count)

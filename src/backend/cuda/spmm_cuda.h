@@ -90,15 +90,22 @@ cudaError_t spx__cuda_launch_row_runs(const spx_cuda_csr *A, const int32_t *rows
                                       const spx_cuda_dense_args *d);
 /* f32, f16 and bf16 (not rounded B): a team of SPX_CUDA_BATCH_LANES(batch,
  * cols) lanes per row of the list (rows[0 .. nrows), NULL: 0, 1, ...) and
- * column tile of `cols` (SPX_CUDA_BATCH_COLS, or 32 or 16 where N is no
- * wider), SPX_CUDA_BATCH_LANE_COLS(batch) columns a lane, threads / lanes
- * rows a block, the row's entries staged `batch` at a time in shared memory:
+ * column tile of `cols` (spx__cuda_batch_tile_cols(N)), or, with last_cols
+ * < cols, the last tile in a launch of its own after the others, last_cols
+ * wide (spx__cuda_batch_tile_cols of N mod cols, where 32 or fewer: teams
+ * of fewer lanes, blocks of the same rows), SPX_CUDA_BATCH_LANE_COLS(batch)
+ * columns a lane, threads / lanes rows a block, the row's entries staged
+ * `batch` at a time in shared memory:
  * 32 rows and 16 entries; 16 rows and 32, 16 or 8 entries. With `slots` (not
  * for 8 entries a batch), the teams take slots[0 .. nrows) instead of rows: a
  * row, or a piece of one whose team adds the next pieces' sums, in order,
  * before it writes the row; a row's pieces lie within one group of
  * SPX_CUDA_BATCH_PIECE_TEAMS teams (aligned), so within a block. */
 #define SPX_CUDA_BATCH_COLS 64
+/* The batches' column tile for n columns: the narrowest of 16, 32 and
+ * SPX_CUDA_BATCH_COLS that holds them (so no lane of a team idles for want of
+ * columns where n is 16 or 32). */
+static inline int spx__cuda_batch_tile_cols(int64_t n) { return n <= 16 ? 16 : n <= 32 ? 32 : SPX_CUDA_BATCH_COLS; }
 #define SPX_CUDA_BATCH_LANE_COLS(batch) ((batch) >= 16 ? 4 : 8)
 #define SPX_CUDA_BATCH_LANES(batch, cols) ((cols) / SPX_CUDA_BATCH_LANE_COLS(batch))
 #define SPX_CUDA_BATCH_PIECE_TEAMS 16
@@ -114,7 +121,7 @@ typedef struct spx_cuda_batch_slot {
 #define SPX_CUDA_BATCH_BLOCKS_PER_SM(threads, batch) (((batch) >= 32 ? 256 : 512) / (threads))
 cudaError_t spx__cuda_launch_row_batches(const spx_cuda_csr *A, const int32_t *rows,
                                          const spx_cuda_batch_slot *slots, int64_t nrows, int threads, int batch,
-                                         int cols, const spx_cuda_dense_args *d);
+                                         int cols, int last_cols, const spx_cuda_dense_args *d);
 /* Several warps per row (rows[offset .. offset + nrows)), fixed-order reduction. */
 cudaError_t spx__cuda_launch_block_rows(const spx_cuda_csr *A, const int32_t *rows, int64_t offset,
                                         int64_t nrows, int warps, int group,

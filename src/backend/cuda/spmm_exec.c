@@ -156,7 +156,8 @@ static spx_status run_rows(spx_ctx *ctx, const cuda_plan *P, const spx_cuda_csr 
         return spx__cuda_check(ctx,
                                spx__cuda_launch_row_batches(A, P->rows_sorted, P->batch_slots,
                                                             P->batch_slots ? P->batch_nslots : P->m, P->row_batches,
-                                                            P->row_batch, P->row_batch_cols, d),
+                                                            P->row_batch, P->row_batch_cols,
+                                                            P->row_batch_last_cols, d),
                                "row kernel (batches)");
     spx_cuda_row_segment segs[NBINS];
     int nsegs = 0;

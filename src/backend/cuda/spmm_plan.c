@@ -611,14 +611,6 @@ static bool tiled_pays(spx_ctx *ctx, const cuda_plan *P, char *why, size_t whyle
  * either way, accumulated in f32). */
 static bool batches_type(spx_dtype t) { return t == SPX_F32 || t == SPX_F16 || t == SPX_BF16; }
 
-/* The batches' column tile: the narrowest of 16, 32 and SPX_CUDA_BATCH_COLS
- * that holds N, so that no lane of a team idles for want of columns where N
- * is 16 or 32. */
-static int64_t batches_cols(int64_t n)
-{
-    return n <= 16 ? 16 : n <= 32 ? 32 : SPX_CUDA_BATCH_COLS;
-}
-
 static int64_t batches_blocks(int64_t slots, int64_t rows, int64_t tiles)
 {
     return (slots + rows - 1) / rows * tiles;
@@ -627,7 +619,7 @@ batches_shape spx__batches_shape_of(spx_ctx *ctx, const cuda_plan *P, int64_t sl
 {
     const int64_t sms = spx__cuda_sm_count(ctx);
     batches_shape b = {0};
-    b.cols = batches_cols(P->n);
+    b.cols = spx__cuda_batch_tile_cols(P->n);
     b.tiles = (P->n + b.cols - 1) / b.cols;
     b.density = P->m > 0 && P->k > 0 ? cell_share(P) : 0.0;
     b.short_rows = b.density < ROW_BATCHES_MIN_DENSITY && P->k < ROW_BATCHES_MIN_K;
@@ -1093,7 +1085,7 @@ static bool sparse_batches_pay(spx_ctx *ctx, const cuda_plan *P, const batches_s
  *   (uniform, meshes, 1.2-3.9 waves) and, at N = 8-32 where the blocks make
  *   0.95-0.97 of a wave, 0.68-0.91x (pruned 4096-row layers), 0.72-0.81x
  *   (pushpull).
- * - Since N up to 32 takes column tiles of 16 or 32 (batches_cols): see
+ * - Since N up to 32 takes column tiles of 16 or 32 (spx__cuda_batch_tile_cols): see
  *   small_n_max_waves and narrow_tile_pays.
  * The batches' shape in *out. */
 static bool row_batches_may_pay(spx_ctx *ctx, const cuda_plan *P, batches_shape *out)
@@ -1939,6 +1931,52 @@ done:
  * into as many of 512: 0.91-1.06x (docs/PERFORMANCE.md). *taken says
  * whether it took them.
  * The shape in words in why, and with AUTO why it pays. */
+/* The rounds of blocks (the blocks over those the SMs hold at once, rounded
+ * up) of the batches' grid b with its last column tile `last` wide, in a
+ * launch of its own after the others (blocks of the same rows, teams of
+ * fewer lanes, so more of them an SM); *whole: with every tile b->cols
+ * wide. */
+static int64_t last_tile_rounds(spx_ctx *ctx, const batches_shape *b, int64_t last, int64_t *whole)
+{
+    const int64_t sms = spx__cuda_sm_count(ctx), per_tile = b->blocks / b->tiles;
+    const int last_threads = (int)b->rows * SPX_CUDA_BATCH_LANES(b->batch, (int)last);
+    const int64_t held = sms * b->blocks_per_sm, last_held = sms * SPX_CUDA_BATCH_BLOCKS_PER_SM(last_threads, b->batch);
+    *whole = (b->blocks + held - 1) / held;
+    return (b->blocks - per_tile + held - 1) / held + (per_tile + last_held - 1) / last_held;
+}
+
+/* The batches' last column tile in grid b: where N leaves 32 columns or
+ * fewer past its tiles of b->cols, a tile as narrow as those columns
+ * (spx__cuda_batch_tile_cols) in a launch of its own after the others, if
+ * that makes fewer rounds of blocks (last_tile_rounds) and A's longest row
+ * holds at most ROW_BATCHES_LAST_TILE_MAX_SKEW times the average; else
+ * b->cols. The narrower tile's blocks then run side by side and not in
+ * the others' last round. H200, f32 and bf16, the last 16 or 32 columns in
+ * a launch of their own against the tile of 64 at N = 80, 96, 160 and 288
+ * (docs/PERFORMANCE.md, seventy-fifth round):
+ * - in AUTO's batches, split wherever N allowed: at 0.1-1.0 waves 0.52-0.73x
+ *   of the tile of 64's speed over 66 products (the second launch waits on
+ *   the first's longest rows); past a wave 1.02-1.33x (1.163x) over the 58
+ *   pruned layers' products whose rounds fell, 0.70-1.10x (0.965x) over the
+ *   39 whose rounds did not;
+ * - forced, R-MAT of scale 14-18 at N = 96 (the longest row 175-1057 times
+ *   the average) 0.78-0.85x though their rounds fell: the longest rows'
+ *   blocks, not the rounds, set the time, twice over;
+ * - AUTO under this rule against the tile of 64: 1.188x over the 42 pruned
+ *   layers' products whose plan changed (1.07-1.32x), 1.123x over 12 held
+ *   out (1.02-1.22x); no DLMC or shared-matrix plan changed.
+ * The last tile in the same launch (one kernel with both tiles' code) took
+ * registers from the other (40-136 bytes spilled): 0.918x over 121
+ * products of up to two waves (0.59-1.09x; 0.700x at N = 80). */
+static int64_t batches_last_cols(spx_ctx *ctx, const cuda_plan *P, const batches_shape *b)
+{
+    const int64_t rest = P->n > b->cols ? P->n % b->cols : 0, last = spx__cuda_batch_tile_cols(rest);
+    int64_t whole;
+    if (!rest || last >= b->cols || (double)P->max_row > ROW_BATCHES_LAST_TILE_MAX_SKEW * entries_per_row(P))
+        return b->cols;
+    return last_tile_rounds(ctx, b, last, &whole) < whole ? last : b->cols;
+}
+
 static spx_status take_row_batches(spx_ctx *ctx, cuda_plan *P, const batches_shape *b, bool forced, char *why,
                                    size_t whylen, bool *taken)
 {
@@ -1953,8 +1991,18 @@ static spx_status take_row_batches(spx_ctx *ctx, cuda_plan *P, const batches_sha
     P->row_batches = shape.threads;
     P->row_batch = shape.batch;
     P->row_batch_cols = (int)shape.cols;
+    P->row_batch_last_cols = (int)batches_last_cols(ctx, P, &shape);
     choose_bin_kernels(ctx, P, false);
     int len = describe_row_batches(&shape, why, whylen);
+    if (P->row_batch_last_cols < P->row_batch_cols && len < (int)whylen) {
+        int64_t whole;
+        const int64_t rounds = last_tile_rounds(ctx, &shape, P->row_batch_last_cols, &whole);
+        len += snprintf(why + len, whylen - (size_t)len,
+                        "; the last %lld columns in a tile of %lld, in a launch of its own after the others: %lld "
+                        "rounds of blocks instead of %lld",
+                        (long long)(P->n % shape.cols), (long long)P->row_batch_last_cols, (long long)rounds,
+                        (long long)whole);
+    }
     if (cut && len < (int)whylen) {
         char whose[192];
         if (c.kind == BATCH_CUT_FILL)
@@ -2341,6 +2389,8 @@ spx_status spx__cuda_spmm_plan_create(spx_ctx *ctx, const spx_spmm_args *a, void
             /* the batches' tiles: row_batch_cols columns whatever the type */
             const int64_t tile = P->row_batches ? (int64_t)P->row_batch_cols : row_tile_cols(P, P->group),
                           tiles = (P->n + tile - 1) / tile;
+            /* the batches' last tile, in a launch of its own where narrower (last_tile_rounds) */
+            const int64_t last = P->row_batches ? (int64_t)P->row_batch_last_cols : tile;
             len += snprintf(txt + len, cap - (size_t)len, "%s%s%s; rows binned by length:\n",
                             P->alg == SPX_SPMM_AUTO ? "automatic choice per bin"
                                                     : "algorithm forced for every row",
@@ -2369,6 +2419,12 @@ spx_status spx__cuda_spmm_plan_create(spx_ctx *ctx, const spx_spmm_args *a, void
                                 "panel's slice of B is %.1f MB, and A is read %lld times\n",
                                 (long long)P->panel, (double)(P->k * P->panel) * (double)spx_dtype_size(P->dtype) / 1e6,
                                 (long long)((P->n + P->panel - 1) / P->panel));
+            else if (last < tile)
+                len += snprintf(txt + len, cap - (size_t)len,
+                                "  columns in %lld tile%s of %lld and, in a launch of its own after %s, the last "
+                                "%lld in a tile of %lld (teams of fewer lanes, blocks of the same rows)\n",
+                                (long long)(tiles - 1), tiles > 2 ? "s" : "", (long long)tile,
+                                tiles > 2 ? "them" : "it", (long long)(P->n % tile), (long long)last);
             else if (tiles > 1)
                 len += snprintf(txt + len, cap - (size_t)len, "  columns in %lld tiles of %lld, each tile its own warps\n",
                                 (long long)tiles, (long long)tile);

@@ -121,6 +121,12 @@
  * spmm_plan.c) */
 #define ROW_BATCHES_WIDE_MIN_K 2048
 #define ROW_BATCHES_WIDE_MIN_DENSITY 0.02
+/* Where N leaves 32 columns or fewer past its tiles of SPX_CUDA_BATCH_COLS,
+ * the batches' last tile runs as narrow as those columns, in a launch of its
+ * own, where that makes fewer rounds of blocks and A's longest row holds at
+ * most ROW_BATCHES_LAST_TILE_MAX_SKEW times the entries of the average
+ * (batches_last_cols in spmm_plan.c) */
+#define ROW_BATCHES_LAST_TILE_MAX_SKEW 4.0
 #define ROW_BATCHES_SMALL_K 128
 #define ROW_BATCHES_FEW_ROWS 128
 #define ROW_BATCHES_MIN_DENSITY 0.04
@@ -260,6 +266,7 @@ typedef struct cuda_plan {
                                    their entries in batches (spx__batches_shape_of) */
     int row_batch;              /* ... the entries a batch (8, 16 or 32) */
     int row_batch_cols;         /* ... and the columns a tile (SPX_CUDA_BATCH_COLS, 32 or 16) */
+    int row_batch_last_cols;    /* ... and the last tile's, in a launch of its own where narrower */
     spx_cuda_batch_slot *batch_slots; /* ... the teams' slots where long rows are cut (cut_batch_rows;
                                          NULL: rows_sorted) */
     int64_t batch_nslots;

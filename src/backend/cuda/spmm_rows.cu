@@ -557,15 +557,10 @@ cudaError_t launch_row_batches_cols(const spx_cuda_csr *A, const int32_t *rows, 
     }
 }
 
-extern "C" cudaError_t spx__cuda_launch_row_batches(const spx_cuda_csr *A, const int32_t *rows,
-                                                    const spx_cuda_batch_slot *slots, int64_t nrows, int threads,
-                                                    int batch, int cols, const spx_cuda_dense_args *d)
+static cudaError_t launch_row_batches_typed(const spx_cuda_csr *A, const int32_t *rows,
+                                            const spx_cuda_batch_slot *slots, int64_t nrows, int threads, int batch,
+                                            int cols, const spx_cuda_dense_args *d)
 {
-    if (nrows <= 0 || d->n <= 0)
-        return cudaSuccess;
-    /* B as given; slots with 16 entries a batch or more */
-    if (d->b_round || (slots && batch < 16))
-        return cudaErrorInvalidValue;
 #define CALL(T)                                                                                                       \
     (d->vec > 1 ? launch_row_batches_cols<T, false>(A, rows, slots, nrows, threads, batch, cols, d)                   \
                 : launch_row_batches_cols<T, true>(A, rows, slots, nrows, threads, batch, cols, d))
@@ -576,6 +571,36 @@ extern "C" cudaError_t spx__cuda_launch_row_batches(const spx_cuda_csr *A, const
     default: return cudaErrorInvalidValue;
     }
 #undef CALL
+}
+
+extern "C" cudaError_t spx__cuda_launch_row_batches(const spx_cuda_csr *A, const int32_t *rows,
+                                                    const spx_cuda_batch_slot *slots, int64_t nrows, int threads,
+                                                    int batch, int cols, int last_cols, const spx_cuda_dense_args *d)
+{
+    if (nrows <= 0 || d->n <= 0)
+        return cudaSuccess;
+    /* B as given; slots with 16 entries a batch or more */
+    if (d->b_round || (slots && batch < 16))
+        return cudaErrorInvalidValue;
+    const int64_t rest = d->n > cols ? d->n % cols : 0; // the columns past the last whole tile
+    if (last_cols >= cols || rest == 0)
+        return launch_row_batches_typed(A, rows, slots, nrows, threads, batch, cols, d);
+    if (last_cols != spx__cuda_batch_tile_cols(rest))
+        return cudaErrorInvalidValue;
+    // The whole tiles, then the last in a tile as narrow as its columns, in
+    // blocks of the same rows (teams of fewer lanes) on a view of B and C
+    spx_cuda_dense_args part = *d;
+    part.n = d->n - rest;
+    cudaError_t e = launch_row_batches_typed(A, rows, slots, nrows, threads, batch, cols, &part);
+    if (e != cudaSuccess)
+        return e;
+    const size_t skip = (size_t)part.n * spx_dtype_size(d->dtype);
+    part.n = rest;
+    part.B = (const char *)d->B + skip;
+    part.C = (char *)d->C + skip;
+    const int block_rows = threads / SPX_CUDA_BATCH_LANES(batch, cols);
+    return launch_row_batches_typed(A, rows, slots, nrows, block_rows * SPX_CUDA_BATCH_LANES(batch, last_cols), batch,
+                                    last_cols, &part);
 }
 
 extern "C" cudaError_t spx__cuda_launch_sell(const spx_cuda_sell *A, int group, const spx_cuda_dense_args *d)
