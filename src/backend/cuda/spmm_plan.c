@@ -1895,42 +1895,6 @@ done:
     return s;
 }
 
-/* Every row in one launch of the batches, in shape b (row_batches_may_pay's
- * or, forced, spx__batches_shape_of's), the rows cut where the longest is a tail,
- * the rows make at most half a wave or whole rows would leave the last round
- * of blocks part empty (cut_batch_rows), which shapes the grid again over
- * the slots. AUTO (not `forced`) does not take them where it
- * cannot cut a tail into a grid of at most ROW_BATCHES_PIECE_MAX_WAVES waves.
- * On bf16 data the shape of 32 entries a batch, once 0.77-0.90x of AUTO's
- * other choices on five of the seven DLMC products that take it, runs
- * 1.09-1.50x faster than them on all seven since 16-bit B is loaded ahead of
- * its FMAs (fma_rows16; H200, docs/PERFORMANCE.md); f16 data, the same
- * kernels, was not timed.
- * H200, against AUTO before (merge path, TILED): the 10 % DLMC 512 x 2048
- * layer at N = 256 1.78x (14.0 us, 1.05 waves); R-MAT graphs of 512-1024
- * nodes at 5-17 % of the cells, N = 256 and 512, 1.09-1.80x on eight of nine
- * products (1.0-2.5 waves), 0.89x on one; of 2048 nodes at N = 256 (2.3
- * waves) 0.95-0.97x; with pieces of 1.25 times the share and no bound on the
- * waves, 0.90-0.96x against merge path on four waves. Where the rows make at
- * most half a wave, cut to fill one (bounds of 16 entries or more), against
- * them whole, H200, same call, two runs each: generated pruned layers of 32-256 rows (k = 256-2048, 5-20 % of
- * the cells, N = 256-1024) 1.038x over 108 products (1.05-1.36x on 26 of
- * them, none slower by over 4 %), the DLMC 64 x 256, 128 x 1152 and 256 x
- * 1024 layers at N = 256 and 1024 1.13-1.35x on six products; cut also
- * where the rows made 0.97 of a wave, ten products lost 0.80-0.95x and seven
- * gained 1.05-1.12x. Every row cut into 2-4 pieces where rounds_pieces' model
- * pays (ROW_BATCHES_PIECE_COST 64 entries; then where it put the time under
- * 0.9 of the uncut grid's, now under the uncut grid's: see rounds_pieces),
- * against them whole, H200, same binary, two runs each: 1.18-1.31x on all 19 products it cut
- * out of 180 (generated pruned layers of 96-1536 rows, k = 1024-8192, 10-30
- * % of the cells, and 24 R-MAT graphs; N = 256-1024; the 19 all pruned
- * layers, their longest rows 1.05-1.18 times the average, so that the
- * bound on the spread, which came later, leaves them as they were); none of
- * the 34 DLMC layers cut. A model that counted a grid's rounds but not a
- * block's rows (cost 32) also cut blocks of 256 threads at 0.97 of a wave
- * into as many of 512: 0.91-1.06x (docs/PERFORMANCE.md). *taken says
- * whether it took them.
- * The shape in words in why, and with AUTO why it pays. */
 /* The rounds of blocks (the blocks over those the SMs hold at once, rounded
  * up) of the batches' grid b with its last column tile `last` wide, in a
  * launch of its own after the others (blocks of the same rows, teams of
@@ -1977,6 +1941,43 @@ static int64_t batches_last_cols(spx_ctx *ctx, const cuda_plan *P, const batches
     return last_tile_rounds(ctx, b, last, &whole) < whole ? last : b->cols;
 }
 
+/* Every row in one launch of the batches (and the last column tile in one of
+ * its own where batches_last_cols says so), in shape b (row_batches_may_pay's
+ * or, forced, spx__batches_shape_of's), the rows cut where the longest is a tail,
+ * the rows make at most half a wave or whole rows would leave the last round
+ * of blocks part empty (cut_batch_rows), which shapes the grid again over
+ * the slots. AUTO (not `forced`) does not take them where it
+ * cannot cut a tail into a grid of at most ROW_BATCHES_PIECE_MAX_WAVES waves.
+ * On bf16 data the shape of 32 entries a batch, once 0.77-0.90x of AUTO's
+ * other choices on five of the seven DLMC products that take it, runs
+ * 1.09-1.50x faster than them on all seven since 16-bit B is loaded ahead of
+ * its FMAs (fma_rows16; H200, docs/PERFORMANCE.md); f16 data, the same
+ * kernels, was not timed.
+ * H200, against AUTO before (merge path, TILED): the 10 % DLMC 512 x 2048
+ * layer at N = 256 1.78x (14.0 us, 1.05 waves); R-MAT graphs of 512-1024
+ * nodes at 5-17 % of the cells, N = 256 and 512, 1.09-1.80x on eight of nine
+ * products (1.0-2.5 waves), 0.89x on one; of 2048 nodes at N = 256 (2.3
+ * waves) 0.95-0.97x; with pieces of 1.25 times the share and no bound on the
+ * waves, 0.90-0.96x against merge path on four waves. Where the rows make at
+ * most half a wave, cut to fill one (bounds of 16 entries or more), against
+ * them whole, H200, same call, two runs each: generated pruned layers of 32-256 rows (k = 256-2048, 5-20 % of
+ * the cells, N = 256-1024) 1.038x over 108 products (1.05-1.36x on 26 of
+ * them, none slower by over 4 %), the DLMC 64 x 256, 128 x 1152 and 256 x
+ * 1024 layers at N = 256 and 1024 1.13-1.35x on six products; cut also
+ * where the rows made 0.97 of a wave, ten products lost 0.80-0.95x and seven
+ * gained 1.05-1.12x. Every row cut into 2-4 pieces where rounds_pieces' model
+ * pays (ROW_BATCHES_PIECE_COST 64 entries; then where it put the time under
+ * 0.9 of the uncut grid's, now under the uncut grid's: see rounds_pieces),
+ * against them whole, H200, same binary, two runs each: 1.18-1.31x on all 19 products it cut
+ * out of 180 (generated pruned layers of 96-1536 rows, k = 1024-8192, 10-30
+ * % of the cells, and 24 R-MAT graphs; N = 256-1024; the 19 all pruned
+ * layers, their longest rows 1.05-1.18 times the average, so that the
+ * bound on the spread, which came later, leaves them as they were); none of
+ * the 34 DLMC layers cut. A model that counted a grid's rounds but not a
+ * block's rows (cost 32) also cut blocks of 256 threads at 0.97 of a wave
+ * into as many of 512: 0.91-1.06x (docs/PERFORMANCE.md). *taken says
+ * whether it took them.
+ * The shape in words in why, and with AUTO why it pays. */
 static spx_status take_row_batches(spx_ctx *ctx, cuda_plan *P, const batches_shape *b, bool forced, char *why,
                                    size_t whylen, bool *taken)
 {
