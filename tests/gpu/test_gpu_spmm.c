@@ -660,7 +660,7 @@ static void whole_rows_shapes(void)
      * fewer rounds of blocks (last_tile_rounds): a pruned layer of 64 rows
      * an SM, k = 1024 at 90 % (102 entries a row), the forced batches at N =
      * 96 (2 x SMs blocks of 32 rows a tile, one an SM: 4 rounds in tiles of
-     * 64, 2 + 1 so), 80 and 160, also on 16-bit data */
+     * 64, 2 + 1 with the last on its own), 80 and 160, also on 16-bit data */
     A = NULL;
     if (gpu && di.cc_major >= 9)
         CHECK_OK(g_ctx, spx_gen_pruned(g_ctx, 64 * (int64_t)di.sm_count, 1024, 0.9, next_seed(), SPX_F32,
