@@ -1923,15 +1923,16 @@ static int64_t last_tile_rounds(spx_ctx *ctx, const batches_shape *b, int64_t la
  *   the first's longest rows); past a wave 1.02-1.33x (1.163x) over the 58
  *   pruned layers' products whose rounds fell, 0.70-1.10x (0.965x) over the
  *   39 whose rounds did not;
- * - forced, R-MAT of scale 14-18 at N = 96 (the longest row 175-1057 times
+ * - forced, R-MAT of scale 14-18 at N = 96 (the longest row 174-1057 times
  *   the average) 0.78-0.85x though their rounds fell: the longest rows'
  *   blocks, not the rounds, set the time, twice over;
  * - AUTO under this rule against the tile of 64: 1.188x over the 42 pruned
  *   layers' products whose plan changed (1.07-1.32x), 1.123x over 12 held
  *   out (1.02-1.22x); no DLMC or shared-matrix plan changed.
  * The last tile in the same launch (one kernel with both tiles' code) took
- * registers from the other (40-136 bytes spilled): 0.918x over 121
- * products of up to two waves (0.59-1.09x; 0.700x at N = 80). */
+ * registers from the other (40-136 bytes spilled with 16 entries a batch):
+ * 0.918x over 121 products of up to two waves (0.59-1.09x; 0.701x at N =
+ * 80). */
 static int64_t batches_last_cols(spx_ctx *ctx, const cuda_plan *P, const batches_shape *b)
 {
     const int64_t rest = P->n > b->cols ? P->n % b->cols : 0, last = spx__cuda_batch_tile_cols(rest);
