@@ -5,8 +5,10 @@
  * order, each cut row's pieces within one aligned group of teams and none
  * over the bound; the grid over the slots keeps the cut's bound on waves or
  * on the busiest SM's rows; a rounds cut comes only where the rows are of
- * about equal length and the model's time falls. A few layers pin the plans
- * measured in docs/PERFORMANCE.md. Skipped (77) in builds without CUDA. */
+ * about equal length and the model's time falls; the batches' last column
+ * tile is narrower only where N leaves 32 columns or fewer past the others
+ * and the rows are about even. A few layers pin the plans measured in
+ * docs/PERFORMANCE.md. Skipped (77) in builds without CUDA. */
 #include "testutil.h"
 
 #ifdef SPX_HAVE_CUDA
@@ -198,6 +200,38 @@ static void random_lengths(int64_t m, int64_t k, int64_t *len)
         len[uniform(0, m - 1)] = uniform(avg, k);
 }
 
+/* The batches' last column tile over f's whole rows: the tile's width, or,
+ * only where N leaves 32 columns or fewer past the tiles and the longest row
+ * is at most ROW_BATCHES_LAST_TILE_MAX_SKEW times the average, as narrow as
+ * those columns; returns it. */
+static int64_t last_tile_checked(fake_plan *f, const char *what)
+{
+    const cuda_plan *P = &f->P;
+    const batches_shape b = spx__batches_shape_of(&f->ctx, P, P->m);
+    const int64_t last = spx__batches_last_cols(&f->ctx, P, &b), rest = P->n > b.cols ? P->n % b.cols : 0;
+    const bool even = (double)P->max_row * (double)P->m <= ROW_BATCHES_LAST_TILE_MAX_SKEW * (double)P->csr.nnz;
+    CHECK(last == b.cols || (rest > 0 && rest <= 32 && last == spx__cuda_batch_tile_cols(rest) && last < b.cols && even),
+          "%s: tiles of %lld, the last %lld", what, LL(b.cols), LL(last));
+    return last;
+}
+
+/* m rows of `each` entries, row m / 2 of `one` where not 0 (k columns), on
+ * 132 SMs at N: the batches' last column tile. */
+static int64_t last_tile_of(int64_t m, int64_t each, int64_t one, int64_t k, int64_t n)
+{
+    int64_t *len = malloc((size_t)m * sizeof *len);
+    for (int64_t i = 0; i < m; i++)
+        len[i] = i == m / 2 && one ? one : each;
+    fake_plan f;
+    fake_init(&f, 132, m, k, n, len);
+    char what[96];
+    snprintf(what, sizeof what, "%lld rows of %lld (one of %lld), N = %lld", LL(m), LL(each), LL(one), LL(n));
+    const int64_t last = last_tile_checked(&f, what);
+    free(f.rowptr);
+    free(len);
+    return last;
+}
+
 static void random_plans(int iterations)
 {
     int kinds[3] = {0, 0, 0};
@@ -227,6 +261,7 @@ static void random_plans(int iterations)
         const batch_cut c = plan_and_check(&f, order, uniform(0, 1) != 0, NULL, what);
         if (c.cap)
             kinds[c.kind]++;
+        last_tile_checked(&f, what);
         free(f.rowptr);
         free(order);
         free(len);
@@ -327,6 +362,20 @@ static void measured_plans(void)
     CHECK(tail_plan(480, 100, 32, 4608, 4608, 512, false) == 31 * 8, "480 x 100 + 32 x 4608: blocks");
     CHECK(tail_plan(992, 10, 32, 1024, 1024, 1024, false) == 0, "992 x 10 + 32 x 1024: laid");
     CHECK(tail_plan(992, 10, 32, 1024, 1024, 1024, true) > 0, "992 x 10 + 32 x 1024 forced: not laid");
+    /* the batches' last column tile (seventy-fifth round): 16384 rows of 205
+     * entries (a 16384 x 2048 layer at 90 %) at N = 96, 80 and 160 take a
+     * last tile of 32, 16 and 32 in a launch of its own (6, 5 and 10 rounds
+     * of blocks instead of 8, 8 and 12); they keep the tile of 64 with one
+     * row of 2048 (10 times the average), at N = 100 (36 columns past the
+     * tile) and at 128; 2048 rows of 819 (2048 x 8192 at 90 %, one round
+     * either way) keep it at N = 96 */
+    CHECK(last_tile_of(16384, 205, 0, 2048, 96) == 32, "16384 rows of 205, N = 96: last tile");
+    CHECK(last_tile_of(16384, 205, 0, 2048, 80) == 16, "16384 rows of 205, N = 80: last tile");
+    CHECK(last_tile_of(16384, 205, 0, 2048, 160) == 32, "16384 rows of 205, N = 160: last tile");
+    CHECK(last_tile_of(16384, 205, 2048, 2048, 96) == 64, "16384 rows of 205, one of 2048, N = 96: last tile");
+    CHECK(last_tile_of(16384, 205, 0, 2048, 100) == 64, "16384 rows of 205, N = 100: last tile");
+    CHECK(last_tile_of(16384, 205, 0, 2048, 128) == 64, "16384 rows of 205, N = 128: last tile");
+    CHECK(last_tile_of(2048, 819, 0, 8192, 96) == 64, "2048 rows of 819, N = 96: last tile");
 }
 #endif
 

@@ -1933,7 +1933,7 @@ static int64_t last_tile_rounds(spx_ctx *ctx, const batches_shape *b, int64_t la
  * registers from the other (40-136 bytes spilled with 16 entries a batch):
  * 0.918x over 121 products of up to two waves (0.59-1.09x; 0.701x at N =
  * 80). */
-static int64_t batches_last_cols(spx_ctx *ctx, const cuda_plan *P, const batches_shape *b)
+int64_t spx__batches_last_cols(spx_ctx *ctx, const cuda_plan *P, const batches_shape *b)
 {
     const int64_t rest = P->n > b->cols ? P->n % b->cols : 0, last = spx__cuda_batch_tile_cols(rest);
     int64_t whole;
@@ -1943,7 +1943,7 @@ static int64_t batches_last_cols(spx_ctx *ctx, const cuda_plan *P, const batches
 }
 
 /* Every row in one launch of the batches (and the last column tile in one of
- * its own where batches_last_cols says so), in shape b (row_batches_may_pay's
+ * its own where spx__batches_last_cols says so), in shape b (row_batches_may_pay's
  * or, forced, spx__batches_shape_of's), the rows cut where the longest is a tail,
  * the rows make at most half a wave or whole rows would leave the last round
  * of blocks part empty (cut_batch_rows), which shapes the grid again over
@@ -1993,7 +1993,7 @@ static spx_status take_row_batches(spx_ctx *ctx, cuda_plan *P, const batches_sha
     P->row_batches = shape.threads;
     P->row_batch = shape.batch;
     P->row_batch_cols = (int)shape.cols;
-    P->row_batch_last_cols = (int)batches_last_cols(ctx, P, &shape);
+    P->row_batch_last_cols = (int)spx__batches_last_cols(ctx, P, &shape);
     choose_bin_kernels(ctx, P, false);
     int len = describe_row_batches(&shape, why, whylen);
     if (P->row_batch_last_cols < P->row_batch_cols && len < (int)whylen) {

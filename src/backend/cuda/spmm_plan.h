@@ -125,7 +125,7 @@
  * the batches' last tile runs as narrow as those columns, in a launch of its
  * own, where that makes fewer rounds of blocks and A's longest row holds at
  * most ROW_BATCHES_LAST_TILE_MAX_SKEW times the entries of the average
- * (batches_last_cols in spmm_plan.c) */
+ * (spx__batches_last_cols in spmm_plan.c) */
 #define ROW_BATCHES_LAST_TILE_MAX_SKEW 4.0
 #define ROW_BATCHES_SMALL_K 128
 #define ROW_BATCHES_FEW_ROWS 128
@@ -330,6 +330,9 @@ batch_cut spx__row_batches_cut(spx_ctx *ctx, const cuda_plan *P, const batches_s
 spx_status spx__lay_cut_slots(spx_ctx *ctx, const cuda_plan *P, const int64_t *rowptr, const int32_t *order,
                               bool forced, batches_shape *shape, batch_cut *c, int64_t *cut,
                               spx_cuda_batch_slot **slots, int64_t *nslots);
+/* The columns of the batches' last tile in grid b (b->cols, or 16 or 32 in a
+ * launch of its own): spmm_plan.c says where. The host tests call it too. */
+int64_t spx__batches_last_cols(spx_ctx *ctx, const cuda_plan *P, const batches_shape *b);
 
 /* Persistent device array owned by the plan (freed with it). */
 spx_status spx__plan_alloc(spx_ctx *ctx, cuda_plan *P, void **out, size_t bytes, const char *what);
